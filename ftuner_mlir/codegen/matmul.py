@@ -1,0 +1,204 @@
+"""Emit the dispatch code of a matmul-family op for a uKernel set, as MLIR text.
+
+Three layers of private functions, each named after its parameters so ops with the same set share them:
+  dispatch  computes the cache block from the runtime dims (same formula as ukernel.cover.block_shape),
+            runs an `scf.forall` over blocks (one task per block, spread over the cores), loops over the
+            reduction in blocks of kc, packs B^T into K x N when B is stored N x K, and calls one row-strip
+            function per row size with the row range it covers;
+  rows      loops over its rows in steps of its size and over the columns in strips (body + binary
+            remainders), calling one uKernel per tile;
+  uKernel   a linalg.matmul on static `rows x cols` tiles (reduction length dynamic): vectorized later.
+Row strips live in their own functions because one-shot bufferization analysis grows exponentially
+with the number of sibling loops that thread a tensor through one function body.
+"""
+from __future__ import annotations
+
+from ..ukernel.space import UKernelSet
+
+
+class _Body:
+    """Collects lines and hands out fresh SSA names."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.count = 0
+
+    def fresh(self, hint: str) -> str:
+        self.count += 1
+        return f"%{hint}{self.count}"
+
+    def __call__(self, line: str):
+        self.lines.append(line)
+
+    def op(self, hint: str, rhs: str) -> str:
+        name = self.fresh(hint)
+        self.lines.append(f"{name} = {rhs}")
+        return name
+
+    def const(self, value: int) -> str:
+        return self.op("c", f"arith.constant {value} : index")
+
+    def text(self, indent="  ") -> str:
+        out, depth = [], 1
+        for line in self.lines:
+            if line.startswith("}"):
+                depth -= 1
+            out.append(indent * depth + line)
+            if line.endswith("{"):
+                depth += 1
+        return "\n".join(out)
+
+
+def _ceil_div(b: _Body, x: str, y: str) -> str:
+    return b.op("q", f"arith.ceildivui {x}, {y} : index")
+
+
+def _round_up(b: _Body, x: str, step: str) -> str:
+    return b.op("r", f"arith.muli {_ceil_div(b, x, step)}, {step} : index")
+
+
+def _max(b: _Body, x: str, y: str) -> str:
+    return b.op("mx", f"arith.maxui {x}, {y} : index")
+
+
+def _strip_ranges(b: _Body, extent: str, sizes: tuple[int, ...]) -> list[tuple[int, str, str]]:
+    """(size, lo, hi) per strip size: [0, body) for the body size, then one range per binary digit."""
+    body = b.const(sizes[0])
+    rest = b.op("rem", f"arith.remui {extent}, {body} : index")
+    lo = b.op("full", f"arith.subi {extent}, {rest} : index")
+    ranges = [(sizes[0], b.const(0), lo)]
+    for size in sizes[1:]:
+        count = b.op("n", f"arith.andi {rest}, {b.const(size)} : index")
+        hi = b.op("hi", f"arith.addi {lo}, {count} : index")
+        ranges.append((size, lo, hi))
+        lo = hi
+    return ranges
+
+
+def _dyn(rank: int, dtype: str) -> str:
+    return f"tensor<{'?x' * rank}{dtype}>"
+
+
+def ukernel_name(rows: int, cols: int, dtype: str) -> str:
+    return f"ftuner_uk_matmul_{rows}x{cols}_{dtype}"
+
+
+def rows_name(rows: int, uks: UKernelSet) -> str:
+    return f"ftuner_rows_{rows}_n{uks.nr}_{uks.dtype}"
+
+
+def dispatch_name(uks: UKernelSet) -> str:
+    return (f"ftuner_dispatch_{uks.family}_{uks.mr}x{uks.nr}_mc{uks.mc}_nc{uks.nc}_kc{uks.kc}"
+            f"_p{uks.cores}_{uks.dtype}")
+
+
+def emit_ukernel(rows: int, cols: int, dtype: str) -> str:
+    a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x{cols}x{dtype}>", f"tensor<{rows}x{cols}x{dtype}>"
+    return (f"func.func private @{ukernel_name(rows, cols, dtype)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
+            f" attributes {{ftuner.ukernel}} {{\n"
+            f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%c : {c}) -> {c}\n"
+            f"  return %r : {c}\n}}")
+
+
+def emit_rows(rows: int, uks: UKernelSet) -> str:
+    """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows."""
+    t, dt = _dyn(2, uks.dtype), uks.dtype
+    b = _Body()
+    one = b.const(1)
+    kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
+    bn = b.op("bn", f"tensor.dim %c, {one} : {t}")
+    col_ranges = _strip_ranges(b, bn, uks.col_sizes)
+    b(f"%res = scf.for %i = %lo to %hi step {b.const(rows)} iter_args(%acc = %c) -> ({t}) {{")
+    acc = "%acc"
+    for cols, lo, hi in col_ranges:
+        j, cur = b.fresh("j"), b.fresh("t")
+        result = b.op("cols", f"scf.for {j} = {lo} to {hi} step {b.const(cols)} iter_args({cur} = {acc}) -> ({t}) {{")
+        tile_a = f"tensor<{rows}x?x{dt}>"
+        tile_b = f"tensor<?x{cols}x{dt}>"
+        tile_c = f"tensor<{rows}x{cols}x{dt}>"
+        sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
+        sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {cols}] [1, 1] : {t} to {tile_b}")
+        sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {t} to {tile_c}")
+        out = b.op("uk", f"func.call @{ukernel_name(rows, cols, dt)}({sa}, {sb}, {sc}) : "
+                         f"({tile_a}, {tile_b}, {tile_c}) -> {tile_c}")
+        put = b.op("w", f"tensor.insert_slice {out} into {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {tile_c} into {t}")
+        b(f"scf.yield {put} : {t}")
+        b("}")
+        acc = result
+    b(f"scf.yield {acc} : {t}")
+    b("}")
+    b(f"return %res : {t}")
+    return (f"func.func private @{rows_name(rows, uks)}(%a: {t}, %b: {t}, %c: {t}, %lo: index, %hi: index) -> {t}"
+            f" attributes {{ftuner.rows = {rows} : i64}} {{\n{b.text()}\n}}")
+
+
+def emit_dispatch(uks: UKernelSet) -> str:
+    """The dispatch function: (A, B, C_init) -> C, all operands fully dynamic."""
+    rank = 3 if uks.batched else 2
+    t, t2, dt = _dyn(rank, uks.dtype), _dyn(2, uks.dtype), uks.dtype
+    b = _Body()
+    zero, one = b.const(0), b.const(1)
+    lead = 1 if uks.batched else 0          # index of the M axis in C
+    m = b.op("m", f"tensor.dim %C, {b.const(lead)} : {t}")
+    n = b.op("n", f"tensor.dim %C, {b.const(lead + 1)} : {t}")
+    k = b.op("k", f"tensor.dim %A, {b.const(lead + 1)} : {t}")
+    batch = b.op("batch", f"tensor.dim %C, {zero} : {t}") if uks.batched else one
+    mr, nr = b.const(uks.mr), b.const(uks.nr)
+    # cache block from the runtime dims (mirrors ukernel.cover.block_shape)
+    blocks_m = _max(b, _ceil_div(b, m, b.const(uks.mc)), one)
+    mc = _max(b, _round_up(b, _ceil_div(b, m, blocks_m), mr), mr)
+    tasks_m = b.op("tm", f"arith.muli {_max(b, batch, one)}, {blocks_m} : index")
+    cores = b.const(uks.cores)
+    blocks_n = _max(b, _max(b, _ceil_div(b, n, b.const(uks.nc)), _ceil_div(b, cores, tasks_m)), one)
+    tasks = _round_up(b, b.op("tasks", f"arith.muli {tasks_m}, {blocks_n} : index"), cores)
+    blocks_n = _ceil_div(b, tasks, tasks_m)
+    nc = _max(b, _round_up(b, _ceil_div(b, n, blocks_n), nr), nr)
+    if uks.batched:
+        b(f"%res = scf.forall (%p, %i0, %j0) = (0, 0, 0) to ({batch}, {m}, {n}) step (1, {mc}, {nc}) "
+          f"shared_outs(%o = %C) -> ({t}) {{")
+        lead_off, lead_size, lead_stride = "%p, ", "1, ", "1, "
+    else:
+        b(f"%res = scf.forall (%i0, %j0) = (0, 0) to ({m}, {n}) step ({mc}, {nc}) shared_outs(%o = %C) -> ({t}) {{")
+        lead_off = lead_size = lead_stride = ""
+    bm = b.op("bm", f"arith.minui {b.op('left', f'arith.subi {m}, %i0 : index')}, {mc} : index")
+    bn = b.op("bn", f"arith.minui {b.op('left', f'arith.subi {n}, %j0 : index')}, {nc} : index")
+    cblk = b.op("cblk", f"tensor.extract_slice %o[{lead_off}%i0, %j0] [{lead_size}{bm}, {bn}] "
+                        f"[{lead_stride}1, 1] : {t} to {t2}")
+    row_ranges = _strip_ranges(b, bm, uks.row_sizes)
+    kc = b.const(uks.kc)
+    b(f"%acc = scf.for %k0 = {zero} to {k} step {kc} iter_args(%cc = {cblk}) -> ({t2}) {{")
+    kk = b.op("kk", f"arith.minui {b.op('left', f'arith.subi {k}, %k0 : index')}, {kc} : index")
+    ablk = b.op("ablk", f"tensor.extract_slice %A[{lead_off}%i0, %k0] [{lead_size}{bm}, {kk}] "
+                        f"[{lead_stride}1, 1] : {t} to {t2}")
+    if uks.transpose_b:
+        bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, %k0] [{lead_size}{bn}, {kk}] "
+                        f"[{lead_stride}1, 1] : {t} to {t2}")
+        empty = b.op("pack", f"tensor.empty({kk}, {bn}) : {t2}")
+        bblk = b.op("bblk", f"linalg.transpose ins({bt} : {t2}) outs({empty} : {t2}) permutation = [1, 0]")
+    else:
+        bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}%k0, %j0] [{lead_size}{kk}, {bn}] "
+                            f"[{lead_stride}1, 1] : {t} to {t2}")
+    cur = "%cc"
+    for rows, lo, hi in row_ranges:
+        cur = b.op("rows", f"func.call @{rows_name(rows, uks)}({ablk}, {bblk}, {cur}, {lo}, {hi}) : "
+                           f"({t2}, {t2}, {t2}, index, index) -> {t2}")
+    b(f"scf.yield {cur} : {t2}")
+    b("}")
+    b("scf.forall.in_parallel {")
+    b(f"tensor.parallel_insert_slice %acc into %o[{lead_off}%i0, %j0] [{lead_size}{bm}, {bn}] "
+      f"[{lead_stride}1, 1] : {t2} into {t}")
+    b("}")
+    b("}")
+    b(f"return %res : {t}")
+    return (f"func.func private @{dispatch_name(uks)}(%A: {t}, %B: {t}, %C: {t}) -> {t}"
+            f" attributes {{ftuner.dispatch = \"{uks.family}\"}} {{\n{b.text()}\n}}")
+
+
+def emit_all(uks: UKernelSet) -> dict[str, str]:
+    """symbol name -> function text, for the dispatch and everything it calls."""
+    funcs = {dispatch_name(uks): emit_dispatch(uks)}
+    for rows in uks.row_sizes:
+        funcs[rows_name(rows, uks)] = emit_rows(rows, uks)
+    for rows, cols in uks.ukernels():
+        funcs[ukernel_name(rows, cols, uks.dtype)] = emit_ukernel(rows, cols, uks.dtype)
+    return funcs

@@ -1,0 +1,67 @@
+"""`compile()`: MLIR text in, an Executable out. One compilation serves every shape."""
+from __future__ import annotations
+
+import hashlib
+import threading
+
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from . import driver
+from .hardware.cpu import CpuTarget, parse_target
+from .passes import LowerCpu, PassFailure, SelectUKernels, Tile
+from .runtime import libs
+from .runtime.executable import Executable
+from .runtime.signature import analyze
+
+__all__ = ["compile", "CompileError", "Executable"]
+
+
+class CompileError(Exception):
+    """The module could not be compiled; the message holds MLIR-style diagnostics."""
+
+
+_cache: dict[str, Executable] = {}
+_lock = threading.Lock()
+compilations = 0          # how many modules this process has really compiled (tests watch it)
+
+
+def _key(source: str, target: CpuTarget, num_threads: int, opt_level: int) -> str:
+    h = hashlib.sha256()
+    for part in (source, target.to_json(), str(num_threads), str(opt_level)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0,
+            opt_level: int = 3) -> Executable:
+    """Compile a module of `func.func`s on tensors (dynamic dims allowed). Cached per process:
+    the same text, target and options return the same Executable."""
+    target = parse_target(target)
+    key = _key(source, target, num_threads, opt_level)
+    with _lock:
+        if key not in _cache:
+            _cache[key] = _compile(source, target, num_threads, opt_level)
+        return _cache[key]
+
+
+def _compile(source: str, target: CpuTarget, num_threads: int, opt_level: int) -> Executable:
+    global compilations
+    context = ir.Context()
+    lower = LowerCpu(target=target, num_threads=num_threads)
+    try:
+        module = ir.Module.parse(source, context)
+        driver.run_pipeline(module, [SelectUKernels(target=target)])
+        signatures = analyze(module.operation)
+        if not signatures:
+            raise CompileError("the module has no public func.func with a body to compile")
+        driver.run_pipeline(module, [Tile(target=target), lower])
+    except ir.MLIRError as err:
+        raise CompileError(driver.format_mlir_error(err)) from None
+    except PassFailure as err:
+        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
+    shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if lower.threads() > 1 else [])
+    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared)
+    compilations += 1
+    return Executable(context, module, engine, signatures, str(module))

@@ -1,0 +1,91 @@
+"""Run a pipeline that mixes upstream passes (by their textual name) and ftuner passes.
+
+Upstream `PassManager.parse` cannot name a Python pass, so the pipeline text is split at the top
+level and each element becomes either an upstream pipeline element or a Python pass callback, all in
+one PassManager (so `--mlir-print-ir-after-all`-style instrumentation still sees every stage).
+"""
+from __future__ import annotations
+
+import re
+
+from mlir import ir, passmanager
+
+from .hardware.cpu import CpuTarget
+from .passes import REGISTRY, ModulePass
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split at commas that are not inside (), {} or []; unwrap a surrounding builtin.module(...)."""
+    text = text.strip()
+    m = re.fullmatch(r"builtin\.module\((.*)\)", text, re.S)
+    if m:
+        text = m.group(1)
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "({[":
+            depth += 1
+        elif ch in ")}]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"unbalanced pipeline: {text!r}")
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    if depth:
+        raise ValueError(f"unbalanced pipeline: {text!r}")
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def instantiate(element: str, target: CpuTarget | None) -> ModulePass | str:
+    """An ftuner pass object for `name{opts}` when `name` is ours, else the element text unchanged."""
+    name, _, rest = element.partition("{")
+    cls = REGISTRY.get(name.strip())
+    if cls is None:
+        return element
+    if rest and not rest.endswith("}"):
+        raise ValueError(f"malformed pass options in {element!r}")
+    return cls.from_options(rest[:-1] if rest else "", target)
+
+
+def parse_pipeline(text: str, target: CpuTarget | None) -> list[ModulePass | str]:
+    return [instantiate(e, target) for e in split_top_level(text)]
+
+
+def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> passmanager.PassManager:
+    pm = passmanager.PassManager("builtin.module", context)
+    for stage in stages:
+        if isinstance(stage, ModulePass):
+            pm.add(lambda op, _pass, stage=stage: stage.run(op), name=stage.name, argument=stage.name,
+                   description=stage.summary)
+        else:
+            pm.add(stage)
+    return pm
+
+
+def run_pipeline(module: ir.Module, stages: list[ModulePass | str]) -> None:
+    """Raises PassFailure (from an ftuner pass) or ir.MLIRError (upstream) on failure."""
+    with module.context, ir.Location.unknown():
+        build_pass_manager(stages, module.context).run(module.operation)
+
+
+def format_location(loc: str, filename: str | None = None) -> str:
+    """`loc("x.mlir":3:7)` -> `x.mlir:3:7`, the way mlir-opt prints diagnostics."""
+    m = re.search(r'"([^"]*)":(\d+):(\d+)', loc)
+    if not m:
+        return filename or "<unknown>"
+    name = m.group(1)
+    if filename and name in ("-", "<stdin>", ""):
+        name = filename
+    return f"{name}:{m.group(2)}:{m.group(3)}"
+
+
+def format_mlir_error(err: ir.MLIRError, filename: str | None = None) -> str:
+    lines = []
+    for diag in err.error_diagnostics:
+        lines.append(f"{format_location(str(diag.location), filename)}: error: {diag.message}")
+        for note in diag.notes:
+            lines.append(f"{format_location(str(note.location), filename)}: note: {note.message}")
+    if not lines:
+        lines.append(f"{filename or '<input>'}: error: {err.message}")
+    return "\n".join(lines)

@@ -1,0 +1,4 @@
+"""Hardware models: what a target machine offers, as plain data."""
+from .cpu import CpuTarget, PRESETS, detect_host, parse_target
+
+__all__ = ["CpuTarget", "PRESETS", "detect_host", "parse_target"]

@@ -1,0 +1,1 @@
+"""Lowering stages after tiling: the calling convention, uKernel vectorization, CPU pipeline to LLVM."""

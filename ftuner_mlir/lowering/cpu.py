@@ -1,0 +1,69 @@
+"""CPU lowering stages: vectorize the uKernels (transform dialect), then bufferize, parallelize, LLVM."""
+from __future__ import annotations
+
+from mlir import ir, passmanager
+from mlir.dialects.transform import interpreter
+
+# Each uKernel: tile the reduction by 1, vectorize the static rows x cols x 1 contraction, and hoist the
+# accumulator read/write out of the reduction loop so it stays in vector registers.
+VECTORIZE_UKERNELS = """
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %uks = transform.structured.match ops{["func.func"]} attributes{ftuner.ukernel} in %root
+        : (!transform.any_op) -> !transform.any_op
+    transform.foreach %uks : !transform.any_op {
+    ^bb0(%fn: !transform.any_op):
+      %mm = transform.structured.match ops{["linalg.matmul"]} in %fn : (!transform.any_op) -> !transform.any_op
+      %step, %kloop = transform.structured.tile_using_for %mm tile_sizes [0, 0, 1]
+          : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      transform.structured.vectorize %step {create_named_contraction} : !transform.any_op
+      transform.apply_patterns to %fn { transform.apply_patterns.canonicalization } : !transform.any_op
+      transform.loop.hoist_loop_invariant_subsets %kloop : !transform.any_op
+      transform.apply_patterns to %fn { transform.apply_patterns.canonicalization } : !transform.any_op
+    }
+    transform.yield
+  }
+}
+"""
+
+
+def vectorize_ukernels(module_op) -> None:
+    script = ir.Module.parse(VECTORIZE_UKERNELS, module_op.context)
+    entry = script.body.operations[0]
+    interpreter.apply_named_sequence(module_op, entry, script)
+
+
+def bufferize_pipeline() -> list[str]:
+    """Tensors to buffers; private functions keep strided layouts so subviews pass without copies."""
+    return [
+        "canonicalize", "cse", "eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
+        "one-shot-bufferize{bufferize-function-boundaries=1 "
+        "function-boundary-type-conversion=fully-dynamic-layout-map}",
+        "inline", "symbol-dce", "canonicalize", "cse", "buffer-deallocation-pipeline", "canonicalize",
+    ]
+
+
+def parallel_pipeline(num_threads: int) -> list[str]:
+    """scf.forall becomes an OpenMP parallel loop (or a sequential loop for one thread)."""
+    if num_threads <= 1:
+        return ["scf-forall-to-for"]
+    return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
+
+
+def llvm_pipeline(openmp: bool) -> list[str]:
+    # finalize-memref-to-llvm before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope ops
+    # that need single-block bodies when they are lowered.
+    stages = [
+        "convert-vector-to-scf{full-unroll=true}", "convert-linalg-to-loops", "lower-affine",
+        "expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm", "convert-scf-to-cf",
+        "convert-vector-to-llvm{vector-contract-lowering=outerproduct}", "convert-math-to-llvm",
+        "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm",
+    ]
+    if openmp:
+        stages.append("convert-openmp-to-llvm")
+    return stages + ["convert-ub-to-llvm", "reconcile-unrealized-casts"]
+
+
+def run_upstream(module_op, stages: list[str]) -> None:
+    pm = passmanager.PassManager.parse(f"builtin.module({','.join(stages)})", module_op.context)
+    pm.run(module_op)

@@ -1,0 +1,101 @@
+"""What every ftuner pass shares: option parsing, the failure type, and IR walking helpers.
+
+A pass is a frozen dataclass. Its `name` is the `ftuner-opt` flag and the pipeline element; its fields
+are the options, written `name{opt-a=1 opt-b=x}` (dashes for underscores) like upstream passes. The
+`target` field is set by the driver from `--target`, not from the option string.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, Iterator
+
+from ..hardware.cpu import CpuTarget
+
+
+class PassFailure(Exception):
+    """A pass rejected its input. `location` is the op's MLIR location (e.g. `loc("f.mlir":3:5)`)."""
+
+    def __init__(self, location: str, message: str):
+        super().__init__(f"{location}: {message}")
+        self.location = location
+        self.message = message
+
+
+def location_of(op) -> str:
+    return str(op.location)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModulePass:
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    target: CpuTarget | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def run(self, module_op) -> None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # -- options -----------------------------------------------------------------------------
+    @classmethod
+    def option_fields(cls) -> list[dataclasses.Field]:
+        return [f for f in dataclasses.fields(cls) if f.name != "target"]
+
+    @classmethod
+    def from_options(cls, text: str, target: CpuTarget | None) -> "ModulePass":
+        """Build from the inside of `name{...}`: space-separated `key=value` pairs."""
+        fields = {f.name.replace("_", "-"): f for f in cls.option_fields()}
+        values = {}
+        for item in text.split():
+            key, eq, raw = item.partition("=")
+            if key not in fields or not eq:
+                known = ", ".join(sorted(fields)) or "none"
+                raise ValueError(f"pass {cls.name}: bad option {item!r} (options: {known})")
+            values[fields[key].name] = _convert(raw, fields[key], cls.name)
+        return cls(target=target, **values)
+
+    def pipeline_text(self) -> str:
+        opts = " ".join(f"{f.name.replace('_', '-')}={getattr(self, f.name)}" for f in self.option_fields())
+        return f"{self.name}{{{opts}}}" if opts else self.name
+
+    @classmethod
+    def help(cls) -> str:
+        lines = [f"  --{cls.name:<28} {cls.summary}"]
+        for f in cls.option_fields():
+            doc = f.metadata.get("doc", "")
+            lines.append(f"      {f.name.replace('_', '-')}={f.default!s:<16} {doc}")
+        return "\n".join(lines)
+
+    def resolved_target(self) -> CpuTarget:
+        if self.target is None:
+            from ..hardware.cpu import detect_host
+            return detect_host()
+        return self.target
+
+
+def option(default, doc: str):
+    return dataclasses.field(default=default, metadata={"doc": doc})
+
+
+def _convert(raw: str, field: dataclasses.Field, pass_name: str):
+    kind = type(field.default)
+    try:
+        if kind is bool:
+            if raw.lower() not in ("1", "0", "true", "false"):
+                raise ValueError(raw)
+            return raw.lower() in ("1", "true")
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"pass {pass_name}: option {field.name.replace('_', '-')} expects "
+                         f"{kind.__name__}, got {raw!r}") from None
+
+
+def walk(op) -> Iterator:
+    """Pre-order walk over all nested operations (as OpViews); safe to collect before mutating."""
+    for region in op.regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child
+                yield from walk(child.operation)
+
+
+def functions(module_op) -> list:
+    return [op for op in module_op.regions[0].blocks[0].operations if op.operation.name == "func.func"]

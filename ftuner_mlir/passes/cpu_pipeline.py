@@ -1,0 +1,24 @@
+"""ftuner-cpu-pipeline: select, tile, lower-cpu in order."""
+from __future__ import annotations
+
+import dataclasses
+
+from .base import ModulePass, option
+from .lower_cpu import LowerCpu
+from .select_ukernels import SelectUKernels
+from .tile import Tile
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuPipeline(ModulePass):
+    name = "ftuner-cpu-pipeline"
+    summary = "ftuner-select-ukernels, ftuner-tile, ftuner-lower-cpu: dynamic-shape linalg to the LLVM dialect"
+    num_threads: int = option(0, "as ftuner-lower-cpu")
+
+    def stages(self) -> list[ModulePass]:
+        return [SelectUKernels(target=self.target), Tile(target=self.target),
+                LowerCpu(target=self.target, num_threads=self.num_threads)]
+
+    def run(self, module_op) -> None:
+        for stage in self.stages():
+            stage.run(module_op)

@@ -1,0 +1,120 @@
+"""A compiled module: validated calls into JIT'd code, numpy arrays in and out."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..ukernel.cover import cover
+from .memref import descriptor
+from .signature import Signature
+
+
+
+class Function:
+    """One public function. Every call is checked before native code runs; native code trusts its
+    descriptors, so a wrong shape would read out of bounds instead of failing."""
+
+    def __init__(self, engine, signature: Signature):
+        self.signature = signature
+        self._entry = engine.lookup(signature.name)   # packed C interface, resolved once
+
+    def bind_shapes(self, shapes: list[tuple[int, ...]]) -> dict[int, int]:
+        """Dimension class -> size, checking every equality the ops require."""
+        sig = self.signature
+        values: dict[int, int] = {}
+        first: dict[int, tuple[int, int]] = {}
+        for i, (shape, spec, classes) in enumerate(zip(shapes, sig.args, sig.arg_dims)):
+            if len(shape) != len(spec.shape):
+                raise ValueError(f"@{sig.name}: argument #{i} must have rank {len(spec.shape)}, got shape "
+                                 f"{tuple(shape)}")
+            for d, (size, static, cls) in enumerate(zip(shape, spec.shape, classes)):
+                if static is not None and size != static:
+                    raise ValueError(f"@{sig.name}: argument #{i} dim {d} must be {static}, got {size} "
+                                     f"(shape {tuple(shape)})")
+                if cls in sig.class_static and size != sig.class_static[cls]:
+                    raise ValueError(f"@{sig.name}: argument #{i} dim {d} must be {sig.class_static[cls]} "
+                                     f"({sig.class_reason.get(cls, 'fixed by the function body')}), got {size}")
+                if cls in values and values[cls] != size:
+                    j, e = first[cls]
+                    raise ValueError(f"@{sig.name}: argument #{i} dim {d} is {size} but must equal argument "
+                                     f"#{j} dim {e}, which is {values[cls]} "
+                                     f"({sig.class_reason.get(cls, 'shared dimension')})")
+                values.setdefault(cls, size)
+                first.setdefault(cls, (i, d))
+        return values
+
+    def check(self, arrays) -> dict[int, int]:
+        sig = self.signature
+        if len(arrays) != len(sig.args):
+            raise ValueError(f"@{sig.name} takes {len(sig.args)} arguments, got {len(arrays)}")
+        for i, (a, spec) in enumerate(zip(arrays, sig.args)):
+            if not isinstance(a, np.ndarray):
+                raise ValueError(f"@{sig.name}: argument #{i} must be a numpy.ndarray, got {type(a).__name__}")
+            if a.dtype != spec.dtype:
+                raise ValueError(f"@{sig.name}: argument #{i} must have dtype {spec.dtype}, got {a.dtype}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"@{sig.name}: argument #{i} must be C-contiguous "
+                                 f"(use numpy.ascontiguousarray)")
+        return self.bind_shapes([a.shape for a in arrays])
+
+    def __call__(self, *arrays):
+        values = self.check(arrays)
+        sig = self.signature
+        outs = [np.empty(shape, spec.dtype) for shape, spec in zip(sig.result_shapes(values), sig.results)]
+        descs = [descriptor(a) for a in (*arrays, *outs)]
+        ptrs = [ctypes.pointer(d) for d in descs]
+        packed = (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in ptrs])
+        self._entry(packed)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def report(self, *shapes) -> str:
+        """Which uKernels cover these argument shapes, the padded work, and the blocks per core."""
+        sig = self.signature
+        values = self.bind_shapes([tuple(s) for s in shapes])
+        size = lambda c: values.get(c, sig.class_static.get(c))
+        lines = [f"@{sig.name} on shapes {', '.join(str(tuple(s)) for s in shapes)}"]
+        if not sig.tiled_ops:
+            lines.append("  no op tiled into uKernels (nothing in this function is a supported matmul)")
+        for n, (uks, loops) in enumerate(sig.tiled_ops):
+            dims = [size(c) for c in loops]
+            if None in dims:
+                lines.append(f"  op {n} ({uks.family}): sizes not derivable from the arguments")
+                continue
+            batch, m, nn, k = dims if uks.batched else [1] + dims
+            cov = cover(uks, batch, m, nn, k)
+            waves, eff = cov.blocks_per_core(uks.cores)
+            lines.append(f"  op {n}: {uks.family} {uks.dtype} batch={batch} M={m} N={nn} K={k}")
+            lines.append(f"    block {cov.block[0]}x{cov.block[1]}, {cov.blocks} blocks over {uks.cores} cores: "
+                         f"{waves} per core, wave efficiency {eff:.0%}")
+            tiles = ", ".join(f"{r}x{c}: {cnt}" for (r, c), cnt in sorted(cov.tiles.items(), reverse=True))
+            lines.append(f"    uKernel tiles (per reduction pass): {tiles or 'none'}")
+            lines.append(f"    padded work: {cov.padded_fraction:.2%} of useful")
+        return "\n".join(lines)
+
+
+class Executable:
+    """Returned by `ftuner_mlir.compile`. Call it like its only public function, or index by name."""
+
+    def __init__(self, context, module, engine, signatures: dict[str, Signature], llvm_ir: str):
+        self._context, self._module, self._engine = context, module, engine   # keep alive together
+        self.functions = {name: Function(engine, sig) for name, sig in signatures.items()}
+        self.llvm_dialect = llvm_ir
+
+    def __getitem__(self, name: str) -> Function:
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise KeyError(f"no public function @{name}; have {sorted(self.functions)}") from None
+
+    def _single(self) -> Function:
+        if len(self.functions) != 1:
+            raise ValueError(f"module has {len(self.functions)} public functions {sorted(self.functions)}: "
+                             f"call exe['name'](...)")
+        return next(iter(self.functions.values()))
+
+    def __call__(self, *arrays):
+        return self._single()(*arrays)
+
+    def report(self, *shapes) -> str:
+        return self._single().report(*shapes)

@@ -1,0 +1,210 @@
+"""What a public function expects and returns, with the shape rules its ops imply.
+
+A small symbolic pass over the function body (before any lowering) gives every tensor dimension a
+symbol. Function arguments' dims are the roots; `tensor.dim` and `tensor.empty` carry symbols along;
+a linalg op's indexing maps say which operand dims share a loop and so must be equal. At call time the
+runtime checks every equality (a mismatch is a ValueError naming the argument, raised before native
+code runs, which would otherwise read out of bounds) and evaluates each result dim to allocate outputs.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from mlir import ir
+
+from ..passes.base import PassFailure, functions, location_of
+from ..passes.select_ukernels import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
+from ..ukernel.space import UKernelSet
+
+DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i8": np.int8,
+          "i16": np.int16, "f16": np.float16}
+# linalg ops without an indexing_maps attribute whose operands all share one identity map
+_ELEMENTWISE = {"linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.max", "linalg.min",
+                "linalg.exp", "linalg.log", "linalg.abs", "linalg.negf", "linalg.copy", "linalg.sqrt",
+                "linalg.tanh", "linalg.floor", "linalg.ceil", "linalg.reciprocal", "linalg.square",
+                "linalg.rsqrt", "linalg.powf", "linalg.erf", "linalg.elementwise"}
+
+
+class _Symbols:
+    """Union-find over dimension symbols; a class may also be pinned to a static size."""
+
+    def __init__(self):
+        self.parent: list[int] = []
+        self.static: dict[int, int] = {}
+        self.why: dict[int, str] = {}          # root -> op that tied the class together
+
+    def new(self, static: int | None = None) -> int:
+        self.parent.append(len(self.parent))
+        s = len(self.parent) - 1
+        if static is not None:
+            self.static[s] = static
+        return s
+
+    def find(self, s: int) -> int:
+        while self.parent[s] != s:
+            self.parent[s] = self.parent[self.parent[s]]
+            s = self.parent[s]
+        return s
+
+    def union(self, a: int, b: int, why: str, where: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return
+        sa, sb = self.static.get(ra), self.static.get(rb)
+        if sa is not None and sb is not None and sa != sb:
+            raise PassFailure(where, f"dimension sizes {sa} and {sb} must be equal ({why})")
+        self.parent[rb] = ra
+        if sb is not None:
+            self.static[ra] = sb
+        self.why[ra] = self.why.get(ra) or self.why.get(rb) or why
+
+
+@dataclasses.dataclass(frozen=True)
+class ArgSpec:
+    dtype: np.dtype
+    shape: tuple[int | None, ...]          # None = dynamic
+
+
+@dataclasses.dataclass(frozen=True)
+class Signature:
+    """Arguments, results, and for every dimension the equality class it belongs to."""
+
+    name: str
+    args: tuple[ArgSpec, ...]
+    results: tuple[ArgSpec, ...]
+    arg_dims: tuple[tuple[int, ...], ...]       # class id of each arg dim
+    result_dims: tuple[tuple[int, ...], ...]    # class id of each result dim
+    class_static: dict                          # class id -> static size
+    class_reason: dict                          # class id -> the op that requires the equality
+    tiled_ops: tuple = ()                       # (UKernelSet, loop dim class ids) per tiled op
+
+    def result_shapes(self, class_values: dict[int, int]) -> list[tuple[int, ...]]:
+        return [tuple(class_values[c] if c in class_values else self.class_static[c] for c in dims)
+                for dims in self.result_dims]
+
+
+def _element(t) -> str:
+    return str(t.element_type)
+
+
+def _spec(t, what: str, where: str) -> ArgSpec:
+    if not isinstance(t, ir.RankedTensorType):
+        raise PassFailure(where, f"{what} has type {t}; only ranked tensors are supported at the boundary")
+    if _element(t) not in DTYPES:
+        raise PassFailure(where, f"{what} has element type {_element(t)}; supported: {sorted(DTYPES)}")
+    return ArgSpec(np.dtype(DTYPES[_element(t)]), tuple(None if d < 0 else d for d in t.shape))
+
+
+def _operand_maps(op) -> list[list[int | None]] | None:
+    """For each operand, the loop index of each of its dims (None = not a plain loop dim)."""
+    name = op.operation.name
+    if "indexing_maps" in op.attributes:
+        maps = [m.value for m in op.attributes["indexing_maps"]]
+        return [[r.position if isinstance(r, ir.AffineDimExpr) else None for r in m.results] for m in maps]
+    ranks = [v.type.rank if isinstance(v.type, ir.ShapedType) else 0 for v in op.operands]
+    if name in _ELEMENTWISE:
+        return [list(range(r)) for r in ranks]
+    if name == "linalg.fill":
+        return [[], list(range(ranks[1]))]
+    if name == "linalg.transpose":
+        perm = list(op.attributes["permutation"])
+        return [list(range(ranks[0])), perm]
+    return None
+
+
+class _Analysis:
+    def __init__(self, fn):
+        self.fn = fn
+        self.sym = _Symbols()
+        self.dims: dict[ir.Value, list[int]] = {}
+        self.index: dict[ir.Value, int] = {}        # index-typed value -> class
+        self.consts: dict[ir.Value, int] = {}
+        self.tiled: list[tuple[UKernelSet, tuple[int, ...]]] = []   # uKernel set, loop dim symbols
+
+    def tensor_dims(self, value) -> list[int]:
+        if value not in self.dims:
+            t = value.type
+            self.dims[value] = [self.sym.new(None if d < 0 else d) for d in t.shape] \
+                if isinstance(t, ir.RankedTensorType) else []
+        return self.dims[value]
+
+    def empty_dim(self, size: int, dynamic_sizes) -> int:
+        if size >= 0:
+            return self.sym.new(size)
+        value = next(dynamic_sizes)
+        return self.index[value] if value in self.index else self.sym.new()
+
+    def visit(self, op) -> None:
+        name, where = op.operation.name, location_of(op)
+        if name == "arith.constant" and isinstance(op.results[0].type, ir.IndexType):
+            self.consts[op.results[0]] = ir.IntegerAttr(op.attributes["value"]).value
+            self.index[op.results[0]] = self.sym.new(self.consts[op.results[0]])
+        elif name == "tensor.dim" and op.operands[1] in self.consts:
+            self.index[op.results[0]] = self.tensor_dims(op.operands[0])[self.consts[op.operands[1]]]
+        elif name == "tensor.empty":
+            dyn = iter(op.operands)
+            self.dims[op.results[0]] = [self.empty_dim(d, dyn) for d in op.results[0].type.shape]
+        elif name == "tensor.cast":
+            for a, b in zip(self.tensor_dims(op.operands[0]), self.tensor_dims(op.results[0])):
+                self.sym.union(a, b, "tensor.cast", where)
+        elif name.startswith("linalg."):
+            self.visit_linalg(op, where)
+
+    def visit_linalg(self, op, where: str) -> None:
+        maps = _operand_maps(op)
+        inits = list(op.operands)[len(op.operands) - len(op.results):] if op.results else []
+        if maps is not None and len(maps) == len(op.operands):
+            loops: dict[int, int] = {}
+            for operand, dims_map in zip(op.operands, maps):
+                for sym, loop in zip(self.tensor_dims(operand), dims_map):
+                    if loop is None:
+                        continue
+                    if loop in loops:
+                        self.sym.union(loops[loop], sym, f"operands of {op.operation.name}", where)
+                    else:
+                        loops[loop] = sym
+            if UKERNELS_ATTR in op.attributes and len(loops) == len(maps[-1]) + 1:
+                uks = ukernel_set_from_attr(op.attributes[UKERNELS_ATTR])
+                self.tiled.append((uks, tuple(loops[i] for i in range(len(loops)))))
+        for result, init in zip(op.results, inits):
+            self.dims[result] = self.tensor_dims(init)
+
+
+def analyze(module_op) -> dict[str, Signature]:
+    """Signatures of the public functions (call before lowering: it reads the tensor-level IR)."""
+    out = {}
+    for fn in functions(module_op):
+        if "sym_visibility" in fn.attributes or not fn.regions[0].blocks:
+            continue
+        out[fn.attributes["sym_name"].value] = _analyze_function(fn)
+    return out
+
+
+def _analyze_function(fn) -> Signature:
+    where = location_of(fn)
+    name = fn.attributes["sym_name"].value
+    block = fn.regions[0].blocks[0]
+    a = _Analysis(fn)
+    args = tuple(_spec(arg.type, f"argument #{i} of @{name}", where) for i, arg in enumerate(block.arguments))
+    for arg in block.arguments:
+        a.tensor_dims(arg)
+    ret = None
+    for op in block.operations:
+        a.visit(op)
+        if op.operation.name == "func.return":
+            ret = op
+    results = tuple(_spec(v.type, f"result #{i} of @{name}", where) for i, v in enumerate(ret.operands))
+    find = a.sym.find
+    arg_dims = tuple(tuple(find(s) for s in a.tensor_dims(arg)) for arg in block.arguments)
+    result_dims = tuple(tuple(find(s) for s in a.tensor_dims(v)) for v in ret.operands)
+    known = {c for dims in arg_dims for c in dims}
+    static = {find(s): v for s, v in a.sym.static.items()}
+    for i, dims in enumerate(result_dims):
+        for d, c in enumerate(dims):
+            if c not in known and c not in static:
+                raise PassFailure(where, f"cannot tell the size of dim {d} of result #{i} of @{name} from the "
+                                         f"arguments; make it static or derive it with tensor.dim of an argument")
+    reasons = {find(r): why for r, why in a.sym.why.items()}
+    tiled = tuple((uks, tuple(find(s) for s in loops)) for uks, loops in a.tiled)
+    return Signature(name, args, results, arg_dims, result_dims, static, reasons, tiled)

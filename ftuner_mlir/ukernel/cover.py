@@ -1,0 +1,82 @@
+"""How a uKernel set covers one concrete shape. The same arithmetic is emitted into the dispatch code
+(see codegen/matmul.py), so the report describes what the compiled code does."""
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+from .space import UKernelSet
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def round_up(a: int, b: int) -> int:
+    return ceil_div(a, b) * b
+
+
+def block_shape(uks: UKernelSet, batch: int, m: int, n: int) -> tuple[int, int]:
+    """Cache block chosen at run time: balanced rows, then enough column blocks to occupy every core."""
+    blocks_m = max(1, ceil_div(m, uks.mc))
+    mc = max(uks.mr, round_up(ceil_div(m, blocks_m), uks.mr))
+    tasks_m = max(1, batch) * blocks_m
+    blocks_n = max(1, ceil_div(n, uks.nc), ceil_div(uks.cores, tasks_m))
+    # whole waves: make the task count a multiple of the cores where that is one more column block
+    blocks_n = ceil_div(round_up(tasks_m * blocks_n, uks.cores), tasks_m)
+    nc = max(uks.nr, round_up(ceil_div(n, blocks_n), uks.nr))
+    return mc, nc
+
+
+def strips(extent: int, sizes: tuple[int, ...]) -> list[tuple[int, int]]:
+    """(size, count) strips covering `extent` exactly: body strips, then one per binary digit of the rest."""
+    body = sizes[0]
+    out = [(body, extent // body)]
+    rest = extent % body
+    out += [(s, 1 if rest & s else 0) for s in sizes[1:]]
+    return out
+
+
+@dataclasses.dataclass
+class Coverage:
+    shape: tuple[int, int, int, int]      # batch, m, n, k
+    block: tuple[int, int]
+    blocks: int
+    tiles: Counter                         # (rows, cols) -> tile count (all blocks, one k pass)
+    useful_flops: int
+    executed_flops: int
+
+    @property
+    def padded_fraction(self) -> float:
+        return (self.executed_flops - self.useful_flops) / self.useful_flops if self.useful_flops else 0.0
+
+    def blocks_per_core(self, cores: int) -> tuple[int, float]:
+        """(max blocks on one core, wave efficiency = blocks / (waves * cores))."""
+        waves = ceil_div(self.blocks, cores) if self.blocks else 0
+        return waves, (self.blocks / (waves * cores) if waves else 1.0)
+
+
+def _extent_blocks(extent: int, block: int) -> Counter:
+    """Block sizes along one axis: full blocks plus one partial."""
+    c = Counter()
+    if extent:
+        c[block] += extent // block
+        if extent % block:
+            c[extent % block] += 1
+    return c
+
+
+def cover(uks: UKernelSet, batch: int, m: int, n: int, k: int) -> Coverage:
+    mc, nc = block_shape(uks, batch, m, n)
+    tiles = Counter()
+    rows_by_block = _extent_blocks(m, mc)
+    cols_by_block = _extent_blocks(n, nc)
+    for bm, count_m in rows_by_block.items():
+        for bn, count_n in cols_by_block.items():
+            for sm, cnt_m in strips(bm, uks.row_sizes):
+                for sn, cnt_n in strips(bn, uks.col_sizes):
+                    if cnt_m and cnt_n:
+                        tiles[(sm, sn)] += cnt_m * cnt_n * count_m * count_n * batch
+    executed = sum(2 * sm * sn * k * cnt for (sm, sn), cnt in tiles.items())
+    blocks = batch * sum(rows_by_block.values()) * sum(cols_by_block.values())
+    return Coverage((batch, m, n, k), (mc, nc), blocks, tiles, 2 * batch * m * n * k, executed)

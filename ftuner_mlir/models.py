@@ -1,0 +1,86 @@
+"""MLIR text of the paper's workloads, with dynamic dims as `?` (used by the demo, tests, benchmarks)."""
+from __future__ import annotations
+
+
+def dense(n: int = 2304, k: int = 768, dtype: str = "f32") -> str:
+    """Y[M x N] = X[M x K] . W[N x K]^T: the paper's Dense layer (M = 16*T dynamic)."""
+    x, w, y = f"tensor<?x{k}x{dtype}>", f"tensor<{n}x{k}x{dtype}>", f"tensor<?x{n}x{dtype}>"
+    return f"""
+func.func @dense(%x: {x}, %w: {w}) -> {y} {{
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : {x}
+  %empty = tensor.empty(%m) : {y}
+  %zero = arith.constant 0.0 : {dtype}
+  %init = linalg.fill ins(%zero : {dtype}) outs(%empty : {y}) -> {y}
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : {x}, {w}) outs(%init : {y}) -> {y}
+  return %r : {y}
+}}
+"""
+
+
+def matmul(dtype: str = "f32") -> str:
+    """C[M x N] = A[M x K] . B[K x N], every dim dynamic."""
+    t = f"tensor<?x?x{dtype}>"
+    return f"""
+func.func @matmul(%a: {t}, %b: {t}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : {t}
+  %n = tensor.dim %b, %c1 : {t}
+  %empty = tensor.empty(%m, %n) : {t}
+  %zero = arith.constant 0.0 : {dtype}
+  %init = linalg.fill ins(%zero : {dtype}) outs(%empty : {t}) -> {t}
+  %r = linalg.matmul ins(%a, %b : {t}, {t}) outs(%init : {t}) -> {t}
+  return %r : {t}
+}}
+"""
+
+
+def batch_matmul(dtype: str = "f32") -> str:
+    """C[B x M x N] = A[B x M x K] . B[B x K x N], every dim dynamic."""
+    t = f"tensor<?x?x?x{dtype}>"
+    return f"""
+func.func @batch_matmul(%a: {t}, %b: {t}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %batch = tensor.dim %a, %c0 : {t}
+  %m = tensor.dim %a, %c1 : {t}
+  %n = tensor.dim %b, %c2 : {t}
+  %empty = tensor.empty(%batch, %m, %n) : {t}
+  %zero = arith.constant 0.0 : {dtype}
+  %init = linalg.fill ins(%zero : {dtype}) outs(%empty : {t}) -> {t}
+  %r = linalg.batch_matmul ins(%a, %b : {t}, {t}) outs(%init : {t}) -> {t}
+  return %r : {t}
+}}
+"""
+
+
+def matmul_bias_relu(dtype: str = "f32") -> str:
+    """relu(A . B + bias) with the bias broadcast over rows: a matmul then an elementwise linalg.generic."""
+    t, v = f"tensor<?x?x{dtype}>", f"tensor<?x{dtype}>"
+    return f"""
+#rows = affine_map<(i, j) -> (i, j)>
+#bias = affine_map<(i, j) -> (j)>
+func.func @matmul_bias_relu(%a: {t}, %b: {t}, %bias: {v}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : {t}
+  %n = tensor.dim %b, %c1 : {t}
+  %empty = tensor.empty(%m, %n) : {t}
+  %zero = arith.constant 0.0 : {dtype}
+  %init = linalg.fill ins(%zero : {dtype}) outs(%empty : {t}) -> {t}
+  %mm = linalg.matmul ins(%a, %b : {t}, {t}) outs(%init : {t}) -> {t}
+  %out = tensor.empty(%m, %n) : {t}
+  %r = linalg.generic {{indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]}}
+      ins(%mm, %bias : {t}, {v}) outs(%out : {t}) {{
+  ^bb0(%x: {dtype}, %b0: {dtype}, %o: {dtype}):
+    %s = arith.addf %x, %b0 : {dtype}
+    %y = arith.maximumf %s, %zero : {dtype}
+    linalg.yield %y : {dtype}
+  }} -> {t}
+  return %r : {t}
+}}
+"""

@@ -1,0 +1,117 @@
+"""`ftuner`: the main job.
+
+    ftuner demo            compile the paper's Dense layer once, run it for T in a subset of 1..128
+    ftuner demo --all      every T = 1..128
+    ftuner target          the detected hardware model and the uKernel sets it selects
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+DEFAULT_T = (1, 2, 3, 5, 7, 8, 13, 16, 24, 31, 43, 62, 64, 81, 100, 119, 127, 128)
+
+
+def _median_seconds(fn, min_time: float, min_reps: int = 5) -> float:
+    fn()                                   # warm-up
+    times, total = [], 0.0
+    while total < min_time or len(times) < min_reps:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        total += times[-1]
+    return statistics.median(times)
+
+
+def _parse_ts(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi) + 1)) if hi else [int(lo)]
+    if not out or min(out) < 1:
+        raise argparse.ArgumentTypeError("T values must be positive integers, e.g. 1-16,32,128")
+    return out
+
+
+def demo(args) -> int:
+    import numpy as np
+
+    import ftuner_mlir
+    from ftuner_mlir import models
+    from ftuner_mlir.ukernel.cover import cover
+
+    n, k = 2304, 768
+    t0 = time.perf_counter()
+    exe = ftuner_mlir.compile(models.dense(n, k), target=args.target)
+    compile_s = time.perf_counter() - t0
+    fn = exe["dense"]
+    uks = fn.signature.tiled_ops[0][0]
+    print(f"Dense layer Y[16T x {n}] = X[16T x {k}] . W[{n} x {k}]^T, fp32, compiled once in {compile_s:.2f} s")
+    print(f"target: {ftuner_mlir.parse_target(args.target).describe()}")
+    print(f"uKernel set: {uks.describe()}")
+    print(f"{'T':>4} {'M':>5} {'ms':>8} {'GFLOP/s':>8} {'numpy':>8} {'ratio':>6} {'rel.err':>8} {'pad%':>5}  uKernels used")
+    rng = np.random.default_rng(args.seed)
+    w = rng.standard_normal((n, k), dtype=np.float32)
+    ratios, failures = [], 0
+    for t in args.t:
+        m = 16 * t
+        x = rng.standard_normal((m, k), dtype=np.float32)
+        y = fn(x, w)
+        ref = x.astype(np.float64) @ w.astype(np.float64).T
+        err = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+        ok = err < 1e-4 and np.isfinite(y).all()
+        failures += not ok
+        flops = 2.0 * m * n * k
+        ours = _median_seconds(lambda: fn(x, w), args.min_time)
+        theirs = _median_seconds(lambda: x @ w.T, args.min_time)
+        cov = cover(uks, 1, m, n, k)
+        used = " ".join(f"{r}x{c}" for (r, c) in sorted(cov.tiles, reverse=True))
+        ratios.append(theirs / ours)
+        print(f"{t:>4} {m:>5} {ours * 1e3:>8.3f} {flops / ours / 1e9:>8.1f} {flops / theirs / 1e9:>8.1f} "
+              f"{theirs / ours:>6.2f} {err:>8.1e} {100 * cov.padded_fraction:>5.1f}  {used}"
+              f"{'' if ok else '  WRONG RESULT'}", flush=True)
+    geo = float(np.exp(np.mean(np.log(ratios))))
+    print(f"geomean speed vs numpy: {geo:.2f}x over {len(ratios)} shapes; "
+          f"{'all results match numpy (rel. err < 1e-4)' if not failures else f'{failures} WRONG RESULTS'}")
+    from ftuner_mlir import compiler
+    print(f"compilations in this process: {compiler.compilations} (one module served every shape)")
+    return 1 if failures else 0
+
+
+def target(args) -> int:
+    import ftuner_mlir
+    from ftuner_mlir.ukernel import FAMILIES, candidates, select
+
+    tgt = ftuner_mlir.parse_target(args.target)
+    print(tgt.describe())
+    print("register tile candidates (f32):")
+    for c in candidates(tgt, "f32"):
+        print(f"  {c.tile.mr:>2}x{c.tile.nr:<3} registers {c.registers:>2}  intensity {c.intensity:5.1f}"
+              f"{'' if c.feasible else '  (too many registers)'}")
+    for family in FAMILIES:
+        print(select(tgt, family, "f32").describe())
+    return 0
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="ftuner", description="FTuner-style dynamic-shape compiler on MLIR")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("demo", help="compile the Dense layer once and run it on many shapes")
+    p.add_argument("--t", type=_parse_ts, default=list(DEFAULT_T),
+                   help="T values (M = 16*T), e.g. 1-16,32,128 (default: %(default)s)")
+    p.add_argument("--all", dest="t", action="store_const", const=list(range(1, 129)), help="T = 1..128")
+    p.add_argument("--target", default="host", help="host, x86-avx512, x86-avx2 or a JSON file")
+    p.add_argument("--min-time", type=float, default=0.2, help="seconds of timed runs per shape and column")
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=demo)
+    p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
+    p.add_argument("--target", default="host")
+    p.set_defaults(run=target)
+    args = parser.parse_args(argv)
+    sys.exit(args.run(args))
+
+
+if __name__ == "__main__":
+    main()

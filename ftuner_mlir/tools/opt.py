@@ -1,0 +1,145 @@
+"""ftuner-opt: like mlir-opt, with the ftuner passes registered.
+
+    ftuner-opt model.mlir --ftuner-select-ukernels --ftuner-tile
+    ftuner-opt model.mlir --ftuner-cpu-pipeline -o model.llvm.mlir
+    ftuner-opt model.mlir --pass-pipeline='builtin.module(ftuner-select-ukernels,canonicalize,ftuner-tile)'
+
+Pass flags run in the order given; any `--name[=options]` that is not a driver option names a pass
+(ours or upstream), as in mlir-opt. Errors print as MLIR diagnostics and exit with code 1.
+"""
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...] [--pass-pipeline=PIPELINE]
+
+  INPUT                  MLIR file ('-' or nothing: standard input)
+  -o OUTPUT              write the result here (default: standard output)
+  --target=SPEC          host (default), x86-avx512, x86-avx2, or a JSON file of CpuTarget fields
+  --pass-pipeline=P      a textual pipeline mixing upstream passes and ftuner passes
+  -p P                   same as --pass-pipeline
+  --list-passes          list the ftuner passes and their options
+  --print-target         print the resolved target and exit
+  --NAME[=OPTIONS]       run pass NAME (an ftuner pass or any upstream MLIR pass); options as
+                         'key=value key2=value2', the same as NAME{key=value key2=value2}
+  -h, --help             this help
+"""
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_args(argv: list[str]) -> dict:
+    opts = {"input": None, "output": None, "target": "host", "stages": [], "list": False, "print_target": False}
+    it = iter(argv)
+    for arg in it:
+        if arg in ("-h", "--help"):
+            opts["help"] = True
+        elif arg == "-o":
+            opts["output"] = next(it, None) or _missing("-o")
+        elif arg.startswith("-o") and len(arg) > 2:
+            opts["output"] = arg[2:]
+        elif arg == "--list-passes":
+            opts["list"] = True
+        elif arg == "--print-target":
+            opts["print_target"] = True
+        elif arg.startswith("--target"):
+            opts["target"] = _value(arg, it, "--target")
+        elif arg.startswith("--pass-pipeline") or arg == "-p":
+            opts["stages"].append(("pipeline", _value(arg, it, arg.split("=")[0])))
+        elif arg.startswith("--") and len(arg) > 2:
+            name, eq, options = arg[2:].partition("=")
+            opts["stages"].append(("pass", f"{name}{{{options}}}" if eq and options else name))
+        elif arg == "-" or not arg.startswith("-"):
+            if opts["input"] is not None:
+                raise UsageError(f"more than one input file: {opts['input']!r} and {arg!r}")
+            opts["input"] = arg
+        else:
+            raise UsageError(f"unknown option {arg!r}")
+    return opts
+
+
+def _missing(flag: str):
+    raise UsageError(f"{flag} needs a value")
+
+
+def _value(arg: str, it, flag: str) -> str:
+    if "=" in arg:
+        return arg.split("=", 1)[1]
+    return next(it, None) or _missing(flag)
+
+
+def _fail(message: str) -> int:
+    sys.stderr.write(message.rstrip("\n") + "\n")
+    return 1
+
+
+def run(argv: list[str]) -> int:
+    try:
+        opts = parse_args(argv)
+    except UsageError as err:
+        return _fail(f"ftuner-opt: {err}\n{USAGE}")
+    if opts.get("help"):
+        sys.stdout.write(USAGE)
+        return 0
+
+    from ..hardware.cpu import parse_target
+    from ..passes import REGISTRY
+    if opts["list"]:
+        sys.stdout.write("ftuner passes:\n" + "\n".join(cls.help() for cls in REGISTRY.values()) + "\n")
+        return 0
+    try:
+        target = parse_target(opts["target"])
+    except ValueError as err:
+        return _fail(f"ftuner-opt: {err}")
+    if opts["print_target"]:
+        sys.stdout.write(target.describe() + "\n" + target.to_json() + "\n")
+        return 0
+    return _transform(opts, target)
+
+
+def _transform(opts: dict, target) -> int:
+    from mlir import ir
+
+    from .. import driver
+    from ..passes import PassFailure
+
+    path = opts["input"]
+    name = "<stdin>" if path in (None, "-") else path
+    try:
+        text = sys.stdin.read() if name == "<stdin>" else open(path).read()
+    except OSError as err:
+        return _fail(f"ftuner-opt: cannot read {path}: {err.strerror}")
+    try:
+        stages = []
+        for kind, spec in opts["stages"]:
+            stages += driver.parse_pipeline(spec, target) if kind == "pipeline" else [driver.instantiate(spec, target)]
+    except ValueError as err:
+        return _fail(f"ftuner-opt: {err}")
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = False
+        try:
+            module = ir.Module.parse(text)
+            driver.run_pipeline(module, stages)
+        except ir.MLIRError as err:
+            return _fail(driver.format_mlir_error(err, name))
+        except PassFailure as err:
+            return _fail(f"{driver.format_location(err.location, name)}: error: {err.message}")
+        except ValueError as err:       # a malformed upstream pass name or option
+            return _fail(f"ftuner-opt: {err}")
+        out = str(module)
+    if opts["output"]:
+        with open(opts["output"], "w") as f:
+            f.write(out)
+    else:
+        sys.stdout.write(out)
+    return 0
+
+
+def main() -> None:
+    sys.exit(run(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -5,12 +5,13 @@ import dataclasses
 
 from ..lowering import abi, cpu
 from .base import ModulePass, option
+from .vectorize_ukernels import VectorizeUKernels
 
 
 @dataclasses.dataclass(frozen=True)
 class LowerCpu(ModulePass):
     name = "ftuner-lower-cpu"
-    summary = "Vectorize uKernels, bufferize, parallelize over the cores (OpenMP), lower to the LLVM dialect"
+    summary = "Destination-passing ABI, vectorize uKernels, bufferize, parallelize over the cores (OpenMP), lower to the LLVM dialect"
     num_threads: int = option(0, "threads for the parallel loops (0 = the target's cores; 1 = sequential)")
 
     def threads(self) -> int:
@@ -18,7 +19,7 @@ class LowerCpu(ModulePass):
 
     def run(self, module_op) -> None:
         abi.convert_public_functions(module_op)
-        cpu.vectorize_ukernels(module_op)
+        VectorizeUKernels(target=self.target).run(module_op)
         threads = self.threads()
         cpu.run_upstream(module_op, cpu.bufferize_pipeline() + cpu.parallel_pipeline(threads)
                          + cpu.llvm_pipeline(openmp=threads > 1))

@@ -26,15 +26,15 @@ def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
 
 
 def _add_functions(module_op, texts: dict[str, str]) -> None:
+    """Add the functions of `texts` the module lacks. All are parsed together (they call each other)."""
     body = module_op.regions[0].blocks[0]
-    present = {ir.StringAttr(op.attributes["sym_name"]).value
-               for op in body.operations if "sym_name" in op.attributes}
-    missing = [text for name, text in texts.items() if name not in present]
-    if not missing:
+    present = {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
+    if present >= texts.keys():
         return
-    parsed = ir.Module.parse("\n".join(missing), module_op.context)
+    parsed = ir.Module.parse("\n".join(texts.values()), module_op.context)
     for fn in list(parsed.body.operations):
-        body.append(fn.operation.detach_from_parent())
+        if fn.attributes["sym_name"].value not in present:
+            body.append(fn.operation.detach_from_parent())
 
 
 @dataclasses.dataclass(frozen=True)

@@ -58,15 +58,31 @@ class Function:
                                  f"(use numpy.ascontiguousarray)")
         return self.bind_shapes([a.shape for a in arrays])
 
-    def __call__(self, *arrays):
+    def __call__(self, *arrays, out=None):
+        """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
         values = self.check(arrays)
-        sig = self.signature
-        outs = [np.empty(shape, spec.dtype) for shape, spec in zip(sig.result_shapes(values), sig.results)]
+        outs = self._outputs(values, out)
         descs = [descriptor(a) for a in (*arrays, *outs)]
         ptrs = [ctypes.pointer(d) for d in descs]
         packed = (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in ptrs])
         self._entry(packed)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _outputs(self, values: dict[int, int], out) -> list[np.ndarray]:
+        sig = self.signature
+        shapes = sig.result_shapes(values)
+        if out is None:
+            return [np.empty(shape, spec.dtype) for shape, spec in zip(shapes, sig.results)]
+        outs = [out] if isinstance(out, np.ndarray) else list(out)
+        if len(outs) != len(shapes):
+            raise ValueError(f"@{sig.name} has {len(shapes)} results, got {len(outs)} out arrays")
+        for i, (o, shape, spec) in enumerate(zip(outs, shapes, sig.results)):
+            if not isinstance(o, np.ndarray) or o.dtype != spec.dtype or o.shape != shape \
+                    or not o.flags.c_contiguous or not o.flags.writeable:
+                raise ValueError(f"@{sig.name}: out #{i} must be a writable C-contiguous {spec.dtype} array of "
+                                 f"shape {shape}, got {getattr(o, 'dtype', type(o).__name__)} "
+                                 f"{getattr(o, 'shape', '')}")
+        return outs
 
     def report(self, *shapes) -> str:
         """Which uKernels cover these argument shapes, the padded work, and the blocks per core."""
@@ -113,8 +129,8 @@ class Executable:
                              f"call exe['name'](...)")
         return next(iter(self.functions.values()))
 
-    def __call__(self, *arrays):
-        return self._single()(*arrays)
+    def __call__(self, *arrays, out=None):
+        return self._single()(*arrays, out=out)
 
     def report(self, *shapes) -> str:
         return self._single().report(*shapes)

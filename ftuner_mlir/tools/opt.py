@@ -108,7 +108,7 @@ def _transform(opts: dict, target) -> int:
     path = opts["input"]
     name = "<stdin>" if path in (None, "-") else path
     try:
-        text = sys.stdin.read() if name == "<stdin>" else open(path).read()
+        text = sys.stdin.read() if name == "<stdin>" else open(path).read()   # also checks readability
     except OSError as err:
         return _fail(f"ftuner-opt: cannot read {path}: {err.strerror}")
     try:
@@ -120,7 +120,8 @@ def _transform(opts: dict, target) -> int:
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = False
         try:
-            module = ir.Module.parse(text)
+            # parseFile keeps the file name in locations; generated code parsed later says "-"
+            module = ir.Module.parse(text) if name == "<stdin>" else ir.Module.parseFile(path)
             driver.run_pipeline(module, stages)
         except ir.MLIRError as err:
             return _fail(driver.format_mlir_error(err, name))

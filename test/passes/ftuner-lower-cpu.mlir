@@ -1,0 +1,45 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-lower-cpu | FileCheck %s
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-lower-cpu=num-threads=1 | FileCheck %s --check-prefix=SEQ
+
+// A matmul followed by an elementwise generic (bias + ReLU): the matmul goes through the uKernels,
+// the generic (not a supported op) is lowered as plain loops; both end up in the LLVM dialect.
+#rows = affine_map<(i, j) -> (i, j)>
+#bias = affine_map<(i, j) -> (j)>
+func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<?x?xf32>, tensor<?xf32>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %v = arith.maximumf %s, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// Destination-passing C interface: three inputs and the output, as memref descriptors.
+// CHECK-NOT:   linalg.
+// CHECK-NOT:   func.func
+// CHECK-LABEL: llvm.func @matmul_bias_relu(
+// CHECK:         omp.parallel
+// CHECK:           omp.wsloop
+// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:         llvm.intr.maximum
+// CHECK-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(
+// CHECK-SAME:      %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
+// CHECK-SAME:      llvm.emit_c_interface
+// CHECK-NOT:   linalg.
+
+// SEQ-LABEL: llvm.func @matmul_bias_relu(
+// SEQ-NOT:     omp.
+// SEQ:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// SEQ-NOT:     omp.
+// SEQ-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(

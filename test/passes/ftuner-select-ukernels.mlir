@@ -1,0 +1,63 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels | FileCheck %s --check-prefix=AVX512
+// RUN: ftuner-opt %s --target=x86-avx2 --ftuner-select-ukernels | FileCheck %s --check-prefix=AVX2
+
+// AVX-512, f32: 16 lanes, 32 registers: 16x16 (18 registers) has the best intensity; kc from L1 32 KiB,
+// blocks from L2 1 MiB. AVX2, f32: 8 lanes, 16 registers: 8x8; L2 512 KiB.
+// AVX512-LABEL: func.func @matmul(
+// AVX512:         linalg.matmul
+// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 16 : i64}
+// AVX2-LABEL:  func.func @matmul(
+// AVX2:           linalg.matmul
+// AVX2-SAME:        ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 256 : i64, mc = 128 : i64, mr = 8 : i64, nc = 128 : i64, nr = 8 : i64}
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// AVX512-LABEL: func.func @dense(
+// AVX512:         linalg.matmul
+// AVX512-SAME:      family = "matmul_transpose_b"
+func.func @dense(%x: tensor<?x768xf32>, %w: tensor<2304x768xf32>, %c: tensor<?x2304xf32>) -> tensor<?x2304xf32> {
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<?x768xf32>, tensor<2304x768xf32>) outs(%c : tensor<?x2304xf32>) -> tensor<?x2304xf32>
+  return %r : tensor<?x2304xf32>
+}
+
+// AVX512-LABEL: func.func @batch(
+// AVX512:         linalg.batch_matmul
+// AVX512-SAME:      family = "batch_matmul"
+func.func @batch(%a: tensor<?x?x64xf32>, %b: tensor<?x64x?xf32>, %c: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %r = linalg.batch_matmul ins(%a, %b : tensor<?x?x64xf32>, tensor<?x64x?xf32>) outs(%c : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %r : tensor<?x?x?xf32>
+}
+
+// f64 has 8 lanes: 16x8 and 8x16 tie on intensity; 16x8 needs fewer registers. kc: (16+8)*8 B*64 = 12 KiB of L1.
+// AVX512-LABEL: func.func @matmul_f64(
+// AVX512:         linalg.matmul
+// AVX512-SAME:      dtype = "f64", family = "matmul", kc = 64 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 8 : i64
+func.func @matmul_f64(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) outs(%c : tensor<?x?xf64>) -> tensor<?x?xf64>
+  return %r : tensor<?x?xf64>
+}
+
+// Not handled, left unannotated: A transposed, f16, memrefs, elementwise generics.
+// AVX512-LABEL: func.func @unsupported(
+// AVX512-NOT:     ftuner.ukernels
+// AVX512:         return
+func.func @unsupported(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>,
+                       %h: tensor<?x?xf16>, %hc: tensor<?x?xf16>,
+                       %ma: memref<?x?xf32>, %mb: memref<?x?xf32>, %mc: memref<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf16>) {
+  %t = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %f = linalg.matmul ins(%h, %h : tensor<?x?xf16>, tensor<?x?xf16>) outs(%hc : tensor<?x?xf16>) -> tensor<?x?xf16>
+  linalg.matmul ins(%ma, %mb : memref<?x?xf32>, memref<?x?xf32>) outs(%mc : memref<?x?xf32>)
+  %g = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]} ins(%t : tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
+  return %g, %f : tensor<?x?xf32>, tensor<?x?xf16>
+}

@@ -1,0 +1,78 @@
+// RUN: ftuner-opt %s --ftuner-tile | FileCheck %s
+
+// The uKernel set is given explicitly, so this test does not depend on the host or the selector:
+// body tile 4x16, row remainders 2 and 1, column remainders 8, 4, 2, 1.
+
+// CHECK-LABEL: func.func @matmul(
+// CHECK-NOT:     linalg.matmul
+// CHECK:         %[[R:.*]] = call @ftuner_dispatch_matmul_4x16_mc64_nc64_kc32_p2_f32(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK:         %[[C:.*]] = tensor.cast %[[R]] : tensor<?x?xf32> to tensor<?x8xf32>
+// CHECK:         return %[[C]]
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x8xf32>, %c: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %r = linalg.matmul {ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 32 : i64,
+                                         mc = 64 : i64, mr = 4 : i64, nc = 64 : i64, nr = 16 : i64}}
+      ins(%a, %b : tensor<?x?xf32>, tensor<?x8xf32>) outs(%c : tensor<?x8xf32>) -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// An op without the attribute is left alone.
+// CHECK-LABEL: func.func @untouched(
+// CHECK:         linalg.matmul ins
+// CHECK-NOT:     call @ftuner_dispatch
+// CHECK:         return
+func.func @untouched(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// Dispatch: the block shape is computed from the runtime dims, one parallel task per block, a loop over
+// reduction blocks, then one row-strip function per row size, each over its own row range.
+// CHECK-LABEL: func.func private @ftuner_dispatch_matmul_4x16_mc64_nc64_kc32_p2_f32(
+// CHECK-SAME:      %[[A:[^:]*]]: tensor<?x?xf32>, %[[B:[^:]*]]: tensor<?x?xf32>, %[[CI:[^:]*]]: tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-SAME:      ftuner.dispatch = "matmul"
+// CHECK-DAG:     %[[M:[^ ]+]] = tensor.dim %[[CI]], %c0
+// CHECK-DAG:     %[[N:[^ ]+]] = tensor.dim %[[CI]], %c1
+// CHECK-DAG:     %[[K:[^ ]+]] = tensor.dim %[[A]], %c1
+// CHECK:         arith.ceildivui %[[M]], %c64
+// CHECK:         arith.ceildivui %[[N]], %c64
+// CHECK:         scf.forall (%[[I0:[^,]+]], %[[J0:[^)]+]]) = (0, 0) to (%[[M]], %[[N]]) step (%[[MC:[^,]+]], %[[NC:[^)]+]]) shared_outs
+// CHECK:           %[[BM:[^ ]+]] = arith.minui %{{.*}}, %[[MC]]
+// CHECK:           arith.minui %{{.*}}, %[[NC]]
+// CHECK:           arith.remui %[[BM]], %c4
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[K]] step %{{.*}} iter_args
+// CHECK:             %[[AB:.*]] = tensor.extract_slice %[[A]][%[[I0]], %{{.*}}]
+// CHECK:             %[[BB:.*]] = tensor.extract_slice %[[B]][%{{.*}}, %[[J0]]]
+// CHECK:             %[[R4:.*]] = func.call @ftuner_rows_4_n16_f32(%[[AB]], %[[BB]],
+// CHECK:             %[[R2:.*]] = func.call @ftuner_rows_2_n16_f32(%[[AB]], %[[BB]], %[[R4]],
+// CHECK:             %[[R1:.*]] = func.call @ftuner_rows_1_n16_f32(%[[AB]], %[[BB]], %[[R2]],
+// CHECK:             scf.yield %[[R1]]
+// CHECK:           scf.forall.in_parallel
+// CHECK:             tensor.parallel_insert_slice
+
+// Row strips: column body tiles, then one loop per binary remainder size.
+// CHECK-LABEL: func.func private @ftuner_rows_4_n16_f32(
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             tensor.extract_slice {{.*}} to tensor<4x?xf32>
+// CHECK:             tensor.extract_slice {{.*}} to tensor<?x16xf32>
+// CHECK:             func.call @ftuner_uk_matmul_4x16_f32(
+// CHECK:           scf.for
+// CHECK:             func.call @ftuner_uk_matmul_4x8_f32(
+// CHECK:           scf.for
+// CHECK:             func.call @ftuner_uk_matmul_4x4_f32(
+// CHECK:           scf.for
+// CHECK:             func.call @ftuner_uk_matmul_4x2_f32(
+// CHECK:           scf.for
+// CHECK:             func.call @ftuner_uk_matmul_4x1_f32(
+// CHECK-LABEL: func.func private @ftuner_rows_2_n16_f32(
+// CHECK:             func.call @ftuner_uk_matmul_2x16_f32(
+// CHECK-LABEL: func.func private @ftuner_rows_1_n16_f32(
+// CHECK:             func.call @ftuner_uk_matmul_1x1_f32(
+
+// uKernels: static tiles, reduction length dynamic.
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_4x16_f32(
+// CHECK-SAME:      tensor<4x?xf32>, %{{.*}}: tensor<?x16xf32>, %{{.*}}: tensor<4x16xf32>) -> tensor<4x16xf32>
+// CHECK-SAME:      attributes {ftuner.ukernel}
+// CHECK-NEXT:    linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x?xf32>, tensor<?x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x1_f32(
+// CHECK-SAME:      tensor<1x?xf32>, %{{.*}}: tensor<?x1xf32>, %{{.*}}: tensor<1x1xf32>) -> tensor<1x1xf32>

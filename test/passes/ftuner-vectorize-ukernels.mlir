@@ -1,0 +1,26 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-vectorize-ukernels | FileCheck %s
+
+func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+// The body uKernel: the 16x16 accumulator is read once, carried through the reduction loop in a vector,
+// and written once; each step is a static 16x1 by 1x16 contraction (no masks).
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_16x16_f32(
+// CHECK-SAME:      %[[A:[^:]+]]: tensor<16x?xf32>, %[[B:[^:]+]]: tensor<?x16xf32>, %[[C:[^:]+]]: tensor<16x16xf32>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         %[[ACC0:.*]] = vector.transfer_read %[[C]]{{.*}} : tensor<16x16xf32>, vector<16x16xf32>
+// CHECK:         %[[ACC:.*]] = scf.for {{.*}} iter_args(%[[IT:.*]] = %[[ACC0]]) -> (vector<16x16xf32>)
+// CHECK:           vector.transfer_read {{.*}} : tensor<16x1xf32>, vector<16x1xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x16xf32>, vector<1x16xf32>
+// CHECK-NOT:       vector.mask
+// CHECK:           %[[NEXT:.*]] = vector.contract {{.*}} %[[IT]] : vector<16x1xf32>, vector<1x16xf32> into vector<16x16xf32>
+// CHECK:           scf.yield %[[NEXT]]
+// CHECK:         vector.transfer_write %[[ACC]], %[[C]]
+// CHECK-NOT:     linalg.matmul
+// CHECK:         return
+
+// A remainder uKernel is vectorized the same way at its own static size.
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x1_f32(
+// CHECK:         vector.contract {{.*}} : vector<1x1xf32>, vector<1x1xf32> into vector<1x1xf32>

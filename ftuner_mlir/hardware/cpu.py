@@ -132,7 +132,7 @@ def from_json_file(path: str) -> CpuTarget:
     if "isa" in data and isa in ISA_VECTOR_BITS:
         base.update(vector_bits=ISA_VECTOR_BITS[isa], vector_registers=ISA_VECTOR_REGISTERS[isa])
     base.update(data)
-    base.setdefault("name", Path(path).stem)
+    base["name"] = data.get("name", Path(path).stem)
     return CpuTarget(**base)
 
 

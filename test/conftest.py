@@ -1,0 +1,12 @@
+import os
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def rng(request):
+    """Fresh random inputs every run; the seed is printed so a failure can be replayed (FTUNER_SEED=...)."""
+    seed = int(os.environ.get("FTUNER_SEED", int.from_bytes(os.urandom(4), "little")))
+    print(f"{request.node.name}: seed {seed}")
+    return np.random.default_rng(seed)

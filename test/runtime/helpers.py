@@ -1,0 +1,22 @@
+"""Shared checks for kernel tests: float64 references, poisoned outputs, tolerance relative to |A||B|."""
+import numpy as np
+
+
+def poisoned(shape, dtype=np.float32):
+    return np.full(shape, np.nan, dtype)
+
+
+def assert_matches(result, reference, scale, rtol=1e-4):
+    """Every element within rtol of the magnitude its dot product accumulates (|A| |B|), and the
+    norm-wise relative error under rtol. NaN (an unwritten poisoned element) always fails."""
+    assert np.isfinite(result).all(), f"{np.count_nonzero(~np.isfinite(result))} elements unwritten or not finite"
+    err = np.abs(result.astype(np.float64) - reference)
+    bound = rtol * np.maximum(scale, 1.0)
+    worst = np.unravel_index(np.argmax(err - bound), err.shape)
+    assert (err <= bound).all(), f"element {worst}: got {result[worst]}, want {reference[worst]}"
+    rel = np.linalg.norm(result - reference) / max(np.linalg.norm(reference), 1e-30)
+    assert rel < rtol, f"relative error {rel:.2e}"
+
+
+def random(rng, shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)

@@ -1,0 +1,41 @@
+from pathlib import Path
+
+import pytest
+
+from ftuner_mlir.driver import format_location, instantiate, split_top_level
+from ftuner_mlir.passes import REGISTRY, LowerCpu
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_split_top_level():
+    assert split_top_level("builtin.module(a,b{x=1 y=2},func.func(c,d))") == ["a", "b{x=1 y=2}", "func.func(c,d)"]
+    assert split_top_level(" a , b ") == ["a", "b"]
+    with pytest.raises(ValueError, match="unbalanced"):
+        split_top_level("a(b")
+
+
+def test_instantiate_options_roundtrip():
+    p = instantiate("ftuner-lower-cpu{num-threads=3}", None)
+    assert isinstance(p, LowerCpu) and p.num_threads == 3
+    assert p.pipeline_text() == "ftuner-lower-cpu{num-threads=3}"
+    assert instantiate("canonicalize{max-iterations=2}", None) == "canonicalize{max-iterations=2}"
+    with pytest.raises(ValueError, match="bad option 'threads=3'"):
+        instantiate("ftuner-lower-cpu{threads=3}", None)
+    with pytest.raises(ValueError, match="expects int"):
+        instantiate("ftuner-lower-cpu{num-threads=many}", None)
+
+
+def test_registry_is_honest():
+    """Every registered flag is its pass's own name, documented, and has a lit test named after it."""
+    for flag, cls in REGISTRY.items():
+        assert cls.name == flag and flag.startswith("ftuner-")
+        assert cls.summary
+        assert (ROOT / "test" / "passes" / f"{flag}.mlir").exists(), f"no lit test for {flag}"
+        assert flag in (ROOT / "README.md").read_text(), f"{flag} missing from the README"
+
+
+def test_format_location():
+    assert format_location('loc("a.mlir":3:7)') == "a.mlir:3:7"
+    assert format_location('loc("-":3:7)', "x.mlir") == "x.mlir:3:7"
+    assert format_location("loc(unknown)", "x.mlir") == "x.mlir"

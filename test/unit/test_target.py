@@ -1,0 +1,75 @@
+import json
+
+import pytest
+
+from ftuner_mlir.hardware.cpu import PRESETS, CpuTarget, detect_host, parse_target
+
+
+def _fake_machine(tmp_path, flags, caches):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {' '.join(flags)}\n")
+    cache = tmp_path / "cache"
+    for i, (level, kind, size) in enumerate(caches):
+        d = cache / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return str(cpuinfo), str(cache)
+
+
+def test_detects_avx512_and_caches(tmp_path):
+    info, cache = _fake_machine(tmp_path, ["sse", "avx2", "fma", "avx512f", "avx512vl"],
+                                [(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "2048K"),
+                                 (3, "Unified", "64M")])
+    t = detect_host(info, cache)
+    assert (t.isa, t.vector_bits, t.vector_registers) == ("avx512", 512, 32)
+    assert (t.l1d_bytes, t.l2_bytes, t.l3_bytes) == (48 << 10, 2 << 20, 64 << 20)
+    assert t.cores >= 1
+
+
+def test_detects_avx2_and_falls_back_for_missing_caches(tmp_path):
+    info, cache = _fake_machine(tmp_path, ["sse", "avx2", "fma"], [])
+    t = detect_host(info, cache)
+    assert (t.isa, t.vector_bits, t.vector_registers) == ("avx2", 256, 16)
+    assert t.l2_bytes == PRESETS["x86-avx2"].l2_bytes
+
+
+def test_host_is_deterministic():
+    assert detect_host() == detect_host()
+    assert hash(detect_host()) == hash(detect_host())
+
+
+def test_presets_and_lanes():
+    t = parse_target("x86-avx2")
+    assert t is PRESETS["x86-avx2"]
+    assert t.lanes(32) == 8 and t.lanes(64) == 4
+    assert "avx2" in t.describe()
+
+
+def test_json_override(tmp_path):
+    path = tmp_path / "box.json"
+    path.write_text(json.dumps({"isa": "avx2", "cores": 8, "l2_bytes": 262144}))
+    t = parse_target(str(path))
+    assert (t.isa, t.vector_bits, t.vector_registers, t.cores, t.l2_bytes) == ("avx2", 256, 16, 8, 262144)
+    assert t.name == "box"
+    assert CpuTarget(**json.loads(t.to_json())) == t
+
+
+@pytest.mark.parametrize("content, message", [
+    ({"cores": 0}, "cores must be positive"),
+    ({"isa": "mmx"}, "unknown isa 'mmx'"),
+    ({"frequency": 3}, r"unknown fields \['frequency'\]"),
+])
+def test_json_errors(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(ValueError, match=message):
+        parse_target(str(path))
+
+
+def test_unknown_target_spec():
+    with pytest.raises(ValueError, match="unknown target 'vax'"):
+        parse_target("vax")
+    with pytest.raises(ValueError, match="cannot read target file"):
+        parse_target("/nonexistent/t.json")

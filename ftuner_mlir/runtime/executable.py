@@ -1,12 +1,10 @@
 """A compiled module: validated calls into JIT'd code, numpy arrays in and out."""
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from ..ukernel.cover import cover
-from .memref import descriptor
+from .memref import pack_arguments
 from .signature import Signature
 
 
@@ -62,10 +60,9 @@ class Function:
         """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
         values = self.check(arrays)
         outs = self._outputs(values, out)
-        descs = [descriptor(a) for a in (*arrays, *outs)]
-        ptrs = [ctypes.pointer(d) for d in descs]
-        packed = (ctypes.c_void_p * len(ptrs))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p) for p in ptrs])
+        keep_alive, packed = pack_arguments((*arrays, *outs))
         self._entry(packed)
+        del keep_alive
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _outputs(self, values: dict[int, int], out) -> list[np.ndarray]:

@@ -1,24 +1,33 @@
-"""MLIR text of the paper's workloads, with dynamic dims as `?` (used by the demo, tests, benchmarks)."""
+"""MLIR text of the paper's workloads. Each dim is `"?"` (dynamic, the default for the varying ones) or a
+number (static: used by the per-shape and padding baselines of the benchmark)."""
 from __future__ import annotations
 
+Dim = "int | str"   # annotation only
 
-def _zero_init(result_type: str, sizes: list[tuple[str, str, int]], dtype: str) -> str:
-    """Lines defining %init: a zero-filled `result_type` whose dynamic sizes are argument dims, given
-    in order as (argument, its type, dim index)."""
-    lines = [f"%c{d} = arith.constant {d} : index" for d in sorted({d for _, _, d in sizes})]
-    lines += [f"%s{i} = tensor.dim {arg}, %c{d} : {t}" for i, (arg, t, d) in enumerate(sizes)]
-    lines += [f"%empty = tensor.empty({', '.join(f'%s{i}' for i in range(len(sizes)))}) : {result_type}",
+
+def _tensor(dims, dtype: str) -> str:
+    return f"tensor<{'x'.join(str(d) for d in dims)}x{dtype}>"
+
+
+def _zero_init(result_dims, sources, dtype: str) -> str:
+    """Lines defining %init, a zero-filled tensor of `result_dims`. `sources[i]` = (argument, its type,
+    dim index) gives each dynamic result dim from an argument."""
+    rt = _tensor(result_dims, dtype)
+    dynamic = [src for d, src in zip(result_dims, sources) if d == "?"]
+    lines = [f"%c{d} = arith.constant {d} : index" for d in sorted({d for _, _, d in dynamic})]
+    lines += [f"%s{i} = tensor.dim {arg}, %c{d} : {t}" for i, (arg, t, d) in enumerate(dynamic)]
+    lines += [f"%empty = tensor.empty({', '.join(f'%s{i}' for i in range(len(dynamic)))}) : {rt}",
               f"%zero = arith.constant 0.0 : {dtype}",
-              f"%init = linalg.fill ins(%zero : {dtype}) outs(%empty : {result_type}) -> {result_type}"]
+              f"%init = linalg.fill ins(%zero : {dtype}) outs(%empty : {rt}) -> {rt}"]
     return "\n  ".join(lines)
 
 
-def dense(n: int = 2304, k: int = 768, dtype: str = "f32") -> str:
-    """Y[M x N] = X[M x K] . W[N x K]^T: the paper's Dense layer (M = 16*T dynamic)."""
-    x, w, y = f"tensor<?x{k}x{dtype}>", f"tensor<{n}x{k}x{dtype}>", f"tensor<?x{n}x{dtype}>"
+def dense(n: Dim = 2304, k: Dim = 768, dtype: str = "f32", m: Dim = "?") -> str:
+    """Y[M x N] = X[M x K] . W[N x K]^T: the paper's Dense layer (M = 16*T)."""
+    x, w, y = _tensor((m, k), dtype), _tensor((n, k), dtype), _tensor((m, n), dtype)
     return f"""
 func.func @dense(%x: {x}, %w: {w}) -> {y} {{
-  {_zero_init(y, [("%x", x, 0)], dtype)}
+  {_zero_init((m, n), [("%x", x, 0), ("%w", w, 0)], dtype)}
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
                                       affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : {x}, {w}) outs(%init : {y}) -> {y}
@@ -27,38 +36,38 @@ func.func @dense(%x: {x}, %w: {w}) -> {y} {{
 """
 
 
-def matmul(dtype: str = "f32") -> str:
-    """C[M x N] = A[M x K] . B[K x N], every dim dynamic."""
-    t = f"tensor<?x?x{dtype}>"
+def matmul(dtype: str = "f32", m: Dim = "?", n: Dim = "?", k: Dim = "?") -> str:
+    """C[M x N] = A[M x K] . B[K x N]."""
+    a, b, c = _tensor((m, k), dtype), _tensor((k, n), dtype), _tensor((m, n), dtype)
     return f"""
-func.func @matmul(%a: {t}, %b: {t}) -> {t} {{
-  {_zero_init(t, [("%a", t, 0), ("%b", t, 1)], dtype)}
-  %r = linalg.matmul ins(%a, %b : {t}, {t}) outs(%init : {t}) -> {t}
-  return %r : {t}
+func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
+  {_zero_init((m, n), [("%a", a, 0), ("%b", b, 1)], dtype)}
+  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%init : {c}) -> {c}
+  return %r : {c}
 }}
 """
 
 
-def batch_matmul(dtype: str = "f32") -> str:
-    """C[B x M x N] = A[B x M x K] . B[B x K x N], every dim dynamic."""
-    t = f"tensor<?x?x?x{dtype}>"
+def batch_matmul(dtype: str = "f32", batch: Dim = "?", m: Dim = "?", n: Dim = "?", k: Dim = "?") -> str:
+    """C[B x M x N] = A[B x M x K] . B[B x K x N]."""
+    a, b, c = _tensor((batch, m, k), dtype), _tensor((batch, k, n), dtype), _tensor((batch, m, n), dtype)
     return f"""
-func.func @batch_matmul(%a: {t}, %b: {t}) -> {t} {{
-  {_zero_init(t, [("%a", t, 0), ("%a", t, 1), ("%b", t, 2)], dtype)}
-  %r = linalg.batch_matmul ins(%a, %b : {t}, {t}) outs(%init : {t}) -> {t}
-  return %r : {t}
+func.func @batch_matmul(%a: {a}, %b: {b}) -> {c} {{
+  {_zero_init((batch, m, n), [("%a", a, 0), ("%a", a, 1), ("%b", b, 2)], dtype)}
+  %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%init : {c}) -> {c}
+  return %r : {c}
 }}
 """
 
 
 def matmul_bias_relu(dtype: str = "f32") -> str:
     """relu(A . B + bias) with the bias broadcast over rows: a matmul then an elementwise linalg.generic."""
-    t, v = f"tensor<?x?x{dtype}>", f"tensor<?x{dtype}>"
+    t, v = _tensor(("?", "?"), dtype), _tensor(("?",), dtype)
     return f"""
 #rows = affine_map<(i, j) -> (i, j)>
 #bias = affine_map<(i, j) -> (j)>
 func.func @matmul_bias_relu(%a: {t}, %b: {t}, %bias: {v}) -> {t} {{
-  {_zero_init(t, [("%a", t, 0), ("%b", t, 1)], dtype)}
+  {_zero_init(("?", "?"), [("%a", t, 0), ("%b", t, 1)], dtype)}
   %mm = linalg.matmul ins(%a, %b : {t}, {t}) outs(%init : {t}) -> {t}
   %r = linalg.generic {{indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]}}
       ins(%mm, %bias : {t}, {v}) outs(%empty : {t}) {{

@@ -8,4 +8,4 @@ if [ ! -x "$root/.venv/bin/python" ]; then
   "$python" -m venv "$root/.venv"
 fi
 "$root/.venv/bin/python" -m pip install --quiet --upgrade pip >/dev/null
-"$root/.venv/bin/python" -m pip install --quiet -e "$root[test]"
+"$root/.venv/bin/python" -m pip install --quiet -e "$root[test,bench]"

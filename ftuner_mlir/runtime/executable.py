@@ -81,21 +81,32 @@ class Function:
                                  f"{getattr(o, 'shape', '')}")
         return outs
 
-    def report(self, *shapes) -> str:
-        """Which uKernels cover these argument shapes, the padded work, and the blocks per core."""
+    def coverage(self, *shapes) -> list:
+        """For each tiled op: (uKernel set, Coverage of these argument shapes), or (set, None) when the
+        op's sizes do not follow from the arguments."""
         sig = self.signature
         values = self.bind_shapes([tuple(s) for s in shapes])
-        size = lambda c: values.get(c, sig.class_static.get(c))
-        lines = [f"@{sig.name} on shapes {', '.join(str(tuple(s)) for s in shapes)}"]
-        if not sig.tiled_ops:
-            lines.append("  no op tiled into uKernels (nothing in this function is a supported matmul)")
-        for n, (uks, loops) in enumerate(sig.tiled_ops):
-            dims = [size(c) for c in loops]
+        out = []
+        for uks, loops in sig.tiled_ops:
+            dims = [values.get(c, sig.class_static.get(c)) for c in loops]
             if None in dims:
+                out.append((uks, None))
+                continue
+            batch, m, n, k = dims if uks.batched else [1] + dims
+            out.append((uks, cover(uks, batch, m, n, k)))
+        return out
+
+    def report(self, *shapes) -> str:
+        """Which uKernels cover these argument shapes, the padded work, and the blocks per core."""
+        lines = [f"@{self.signature.name} on shapes {', '.join(str(tuple(s)) for s in shapes)}"]
+        covered = self.coverage(*shapes)
+        if not covered:
+            lines.append("  no op tiled into uKernels (nothing in this function is a supported matmul)")
+        for n, (uks, cov) in enumerate(covered):
+            if cov is None:
                 lines.append(f"  op {n} ({uks.family}): sizes not derivable from the arguments")
                 continue
-            batch, m, nn, k = dims if uks.batched else [1] + dims
-            cov = cover(uks, batch, m, nn, k)
+            batch, m, nn, k = cov.shape
             waves, eff = cov.blocks_per_core(uks.cores)
             lines.append(f"  op {n}: {uks.family} {uks.dtype} batch={batch} M={m} N={nn} K={k}")
             lines.append(f"    block {cov.block[0]}x{cov.block[1]}, {cov.blocks} blocks over {uks.cores} cores: "

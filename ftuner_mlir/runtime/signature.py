@@ -150,6 +150,11 @@ class _Analysis:
                 self.sym.union(a, b, "tensor.cast", where)
         elif name.startswith("linalg."):
             self.visit_linalg(op, where)
+        elif name in ("scf.forall", "scf.for") and op.results:
+            # loop results have the shapes of the tensors they thread (shared_outs / iter_args)
+            inits = list(op.operands)[len(op.operands) - len(op.results):]
+            for result, init in zip(op.results, inits):
+                self.dims[result] = self.tensor_dims(init)
 
     def visit_linalg(self, op, where: str) -> None:
         maps = _operand_maps(op)

@@ -3,6 +3,7 @@
     ftuner demo            compile the paper's Dense layer once, run it for T in a subset of 1..128
     ftuner demo --all      every T = 1..128
     ftuner target          the detected hardware model and the uKernel sets it selects
+    ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
 """
 from __future__ import annotations
 
@@ -95,6 +96,34 @@ def target(args) -> int:
     return 0
 
 
+def bench(args) -> int:
+    from ftuner_mlir.bench.run import run_benchmark
+
+    payload = run_benchmark(args)
+    bad = [s["name"] for s in payload["sweeps"] if s["summary"]["max_rel_err"] >= 1e-4]
+    if bad:
+        print(f"WRONG RESULTS in {bad}")
+    return 1 if bad else 0
+
+
+SWEEPS = ("dense", "bmm_tx64xt", "bmm_txtx64", "odd")
+
+
+def add_bench_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sweeps", type=lambda s: s.split(","), default=list(SWEEPS),
+                   help=f"comma-separated subset of {','.join(SWEEPS)} (default: all)")
+    p.add_argument("--t", type=_parse_ts, default=list(range(1, 129)),
+                   help="Dense T values (M = 16*T), e.g. 1-16,32 (default: 1-128)")
+    p.add_argument("--odd-count", type=int, default=16, help="how many odd shapes (default: %(default)s)")
+    p.add_argument("--min-time", type=float, default=0.15, help="seconds of timed runs per column and case")
+    p.add_argument("--no-static", dest="static", action="store_false", help="skip the per-shape static column")
+    p.add_argument("--no-padded", dest="padded", action="store_false", help="skip the padding-to-buckets column")
+    p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")
+    p.add_argument("--target", default="host")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="ftuner", description="FTuner-style dynamic-shape compiler on MLIR")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -106,6 +135,9 @@ def main(argv=None) -> None:
     p.add_argument("--min-time", type=float, default=0.2, help="seconds of timed runs per shape and column")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=demo)
+    p = sub.add_parser("bench", help="benchmark every column side by side; JSON + PNG")
+    add_bench_arguments(p)
+    p.set_defaults(run=bench)
     p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
     p.add_argument("--target", default="host")
     p.set_defaults(run=target)

@@ -1,0 +1,112 @@
+"""The machine's limits, measured once by small MLIR kernels compiled through the same pipeline:
+fp32 FMA throughput (register-resident FMA chains on every core) and memory bandwidth (a streaming
+scale over a buffer much larger than the caches, read + write bytes counted)."""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+CHAINS = 16   # independent accumulators per core: more than FMA latency x FMA ports on current x86
+
+
+def fma_kernel(lanes: int) -> str:
+    v = f"vector<{lanes}xf32>"
+    accs = ", ".join(f"%a{i} = %v" for i in range(CHAINS))
+    types = ", ".join([v] * CHAINS)
+    steps = "\n        ".join(f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}" for i in range(CHAINS))
+    sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i} : {v}" for i in range(1, CHAINS))
+    return f"""
+func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<?x{lanes}xf32> {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x{lanes}xf32>
+  %n = tensor.dim %steps, %c0 : tensor<?xf32>
+  %init = tensor.empty(%rows) : tensor<?x{lanes}xf32>
+  %pad = arith.constant 0.0 : f32
+  %scale = arith.constant dense<0.999999> : {v}
+  %shift = arith.constant dense<0.000001> : {v}
+  %out = scf.forall (%i) in (%rows) shared_outs(%o = %init) -> (tensor<?x{lanes}xf32>) {{
+    %v = vector.transfer_read %x[%i, %c0], %pad {{in_bounds = [true]}} : tensor<?x{lanes}xf32>, {v}
+    %r:{CHAINS} = scf.for %s = %c0 to %n step %c1 iter_args({accs}) -> ({types}) {{
+        {steps}
+        scf.yield {", ".join(f"%n{i}" for i in range(CHAINS))} : {types}
+    }}
+      %s0 = arith.addf %r#0, %r#0 : {v}
+      {sums}
+    %row = tensor.extract_slice %o[%i, 0] [1, {lanes}] [1, 1] : tensor<?x{lanes}xf32> to tensor<{lanes}xf32>
+    %w = vector.transfer_write %s{CHAINS - 1}, %row[%c0] {{in_bounds = [true]}} : {v}, tensor<{lanes}xf32>
+    scf.forall.in_parallel {{
+      tensor.parallel_insert_slice %w into %o[%i, 0] [1, {lanes}] [1, 1] : tensor<{lanes}xf32> into tensor<?x{lanes}xf32>
+    }}
+  }}
+  return %out : tensor<?x{lanes}xf32>
+}}
+"""
+
+
+def stream_kernel(lanes: int) -> str:
+    v = f"vector<{lanes}xf32>"
+    return f"""
+func.func @stream(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cl = arith.constant {lanes} : index
+  %rows = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %cols = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %init = tensor.empty(%rows, %cols) : tensor<?x?xf32>
+  %pad = arith.constant 0.0 : f32
+  %two = arith.constant dense<2.0> : {v}
+  %out = scf.forall (%i) in (%rows) shared_outs(%o = %init) -> (tensor<?x?xf32>) {{
+    %row = tensor.extract_slice %o[%i, 0] [1, %cols] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+    %w = scf.for %j = %c0 to %cols step %cl iter_args(%t = %row) -> (tensor<?xf32>) {{
+      %x = vector.transfer_read %a[%i, %j], %pad {{in_bounds = [true]}} : tensor<?x?xf32>, {v}
+      %y = arith.mulf %x, %two : {v}
+      %t2 = vector.transfer_write %y, %t[%j] {{in_bounds = [true]}} : {v}, tensor<?xf32>
+      scf.yield %t2 : tensor<?xf32>
+    }}
+    scf.forall.in_parallel {{
+      tensor.parallel_insert_slice %w into %o[%i, 0] [1, %cols] [1, 1] : tensor<?xf32> into tensor<?x?xf32>
+    }}
+  }}
+  return %out : tensor<?x?xf32>
+}}
+"""
+
+
+@dataclasses.dataclass
+class MachineLimits:
+    fma_gflops: float        # fp32, all cores
+    bandwidth_gbs: float     # read + write bytes per second, all cores
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _best_of(fn, repeats: int) -> float:
+    fn()
+    return min(_timed(fn) for _ in range(repeats))
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def measure(target, repeats: int = 15) -> MachineLimits:
+    import ftuner_mlir
+
+    lanes = target.lanes(32)
+    fma = ftuner_mlir.compile(fma_kernel(lanes), target)
+    x = np.random.default_rng(0).random((target.cores, lanes), dtype=np.float32)
+    steps = np.empty(2_000_000, np.float32)
+    t = _best_of(lambda: fma(x, steps), repeats)
+    flops = 2.0 * target.cores * steps.size * CHAINS * lanes
+    stream = ftuner_mlir.compile(stream_kernel(lanes), target)
+    a = np.random.default_rng(1).random((64, 1 << 20), dtype=np.float32)     # 256 MiB, beyond any cache
+    out = np.empty_like(a)
+    tb = _best_of(lambda: stream(a, out=out), repeats)
+    assert np.array_equal(out[:, :8], 2 * a[:, :8]), "bandwidth kernel computed a wrong result"
+    return MachineLimits(flops / t / 1e9, 2.0 * a.nbytes / tb / 1e9)

@@ -1,0 +1,115 @@
+"""Run the benchmark sweeps: every column of every case in the same process, results checked."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .baselines import KernelCache, Padded, torch_module
+from .measure import median_times
+
+
+def rel_err(result, reference) -> float:
+    return float(np.linalg.norm(result - reference) / max(np.linalg.norm(reference), 1e-30))
+
+
+def run_sweep(sweep, compile_fn, limits, options, log=print) -> dict:
+    """One sweep: ftuner (compiled once), numpy, torch, padded buckets, per-shape static kernels."""
+    t0 = time.perf_counter()
+    exe = compile_fn(sweep.dynamic_model())
+    dynamic_compile = time.perf_counter() - t0
+    static = KernelCache(sweep, compile_fn) if options.static else None
+    padded = Padded(sweep, compile_fn) if options.padded else None
+    torch = torch_module() if options.torch else None
+    rng = np.random.default_rng(options.seed)
+    rows = []
+    for case in sweep.cases:
+        inputs = sweep.inputs(case, rng)
+        reference = sweep.reference(*[a.astype(np.float64) for a in inputs])
+        out = np.full(case.out_shape, np.nan, np.float32)
+        errors = {"ftuner": rel_err(exe(*inputs, out=out), reference)}
+        columns = {"ftuner": lambda: exe(*inputs), "numpy": lambda: sweep.reference(*inputs)}
+        covered = [cov for _, cov in exe.functions[next(iter(exe.functions))].coverage(*case.shapes)]
+        row = dict(x=case.x, dims=case.dims, flops=case.flops,
+                   ftuner_padded_work=max((c.padded_fraction for c in covered if c), default=0.0),
+                   ukernels=sorted({f"{r}x{c}" for cov in covered if cov for (r, c) in cov.tiles}))
+        if torch is not None:
+            tensors = [torch.from_numpy(a) for a in inputs]
+            columns["torch"] = lambda: sweep.reference(*tensors)
+        if padded is not None:
+            columns["padded"] = padded.runner(case, inputs)
+            errors["padded"] = rel_err(columns["padded"](), reference)
+            row["padded_waste"] = padded.wasted_fraction(case)
+        if static is not None:
+            kernel, seconds = static.get(case.dims)
+            columns["static"] = lambda: kernel(*inputs)
+            errors["static"] = rel_err(kernel(*inputs), reference)
+            row["static_compile_s"] = seconds
+        times = median_times(columns, options.min_time)
+        row.update(seconds=times, gflops={k: case.flops / t / 1e9 for k, t in times.items()}, rel_err=errors)
+        row["ftuner_pct_peak"] = 100 * row["gflops"]["ftuner"] / limits.fma_gflops
+        rows.append(row)
+        log(format_row(sweep, row))
+    result = dict(name=sweep.name, title=sweep.title, dynamic_compile_s=dynamic_compile, rows=rows)
+    if padded is not None:
+        result["padded_compile_s"] = sum(padded.cache.seconds.values())
+        result["padded_kernels"] = len(padded.cache.kernels)
+    if static is not None:
+        result["static_compile_s"] = sum(static.seconds.values())
+    return result
+
+
+COLUMNS = ("ftuner", "numpy", "torch", "padded", "static")
+
+
+def format_header() -> str:
+    cols = " ".join(f"{c:>8}" for c in COLUMNS)
+    return f"{'sweep':<11} {'x':>4} {'dims':<22} {cols} {'%peak':>6} {'vs np':>6} {'vs st':>6} {'pad%':>6} {'err':>8}"
+
+
+def format_row(sweep, row) -> str:
+    g = row["gflops"]
+    cols = " ".join(f"{g[c]:8.1f}" if c in g else f"{'-':>8}" for c in COLUMNS)
+    dims = ",".join(f"{k}={v}" for k, v in row["dims"].items())
+    vs_static = f"{g['ftuner'] / g['static']:6.2f}" if "static" in g else f"{'-':>6}"
+    waste = f"{100 * row['padded_waste']:6.1f}" if "padded_waste" in row else f"{'-':>6}"
+    worst = max(row["rel_err"].values())
+    return (f"{sweep.name:<11} {row['x']:>4} {dims:<22} {cols} {row['ftuner_pct_peak']:6.1f} "
+            f"{g['ftuner'] / g['numpy']:6.2f} {vs_static} {waste} {worst:8.1e}")
+
+
+def run_benchmark(options, log=print) -> dict:
+    """All requested sweeps; writes bench.json and bench.png under options.out. Returns the payload.
+    The peak is the best of many short runs: on a shared machine, noise only ever lowers it."""
+    from pathlib import Path
+
+    import ftuner_mlir
+    from . import peak, report, workloads
+
+    target = ftuner_mlir.parse_target(options.target)
+    log(f"target: {target.describe()}")
+    limits = peak.measure(target)
+    log(f"machine limits (MLIR kernels): fp32 FMA peak {limits.fma_gflops:.1f} GFLOP/s, "
+        f"memory bandwidth {limits.bandwidth_gbs:.1f} GB/s")
+    builders = {"dense": lambda: workloads.dense(options.t), "bmm_tx64xt": workloads.bmm_tall,
+                "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(options.odd_count)}
+    compile_fn = lambda text: ftuner_mlir.compile(text, target)   # noqa: E731
+    if torch_module() is None and options.torch:
+        log("PyTorch is not installed: no torch column (pip install torch to add it)")
+    results = []
+    for name in options.sweeps:
+        sweep = builders[name]()
+        log(f"\n{sweep.title}\n{format_header()}")
+        res = run_sweep(sweep, compile_fn, limits, options, log)
+        res["summary"] = report.summary(res)
+        results.append(res)
+    log(report.format_summary(results))
+    out = Path(options.out)
+    out.mkdir(parents=True, exist_ok=True)
+    payload = dict(target=target.__dict__, limits=limits.as_dict(), sweeps=results,
+                   options={k: v for k, v in vars(options).items() if k != "run"})
+    report.write_json(out / "bench.json", payload)
+    wrote_png = report.write_png(out / "bench.png", results, limits)
+    log(f"\nwrote {out / 'bench.json'}" + (f" and {out / 'bench.png'}" if wrote_png else
+                                          " (no PNG: pip install matplotlib)"))
+    return payload

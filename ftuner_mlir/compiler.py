@@ -26,33 +26,39 @@ _lock = threading.Lock()
 compilations = 0          # how many modules this process has really compiled (tests watch it)
 
 
-def _key(source: str, target: CpuTarget, num_threads: int, opt_level: int) -> str:
+def _key(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int, opt_level: int) -> str:
+    """Everything that changes the generated code, the tiles from the tuning database included."""
+    tiles = [select.tile_for(target, dtype) for dtype in ("f32", "f64")]
     h = hashlib.sha256()
-    for part in (source, target.to_json(), str(num_threads), str(opt_level)):
+    for part in (source, target.to_json(), str(tiles), str(num_threads), str(opt_level)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()
 
 
-def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0,
-            opt_level: int = 3) -> Executable:
-    """Compile a module of `func.func`s on tensors (dynamic dims allowed). Cached per process:
-    the same text, target and options return the same Executable."""
+def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0, opt_level: int = 3,
+            tile: tuple[int, int] | None = None, tuning: bool = True) -> Executable:
+    """Compile a module of `func.func`s on tensors (dynamic dims allowed). One compilation serves every
+    shape. `tile` forces the body uKernel (rows, cols); `tuning=False` ignores the tuning database.
+    Cached per process: the same text, target and options return the same Executable."""
     target = parse_target(target)
-    key = _key(source, target, num_threads, opt_level)
+    mr, nr = tile or (0, 0)
+    select = SelectUKernels(target=target, mr=mr, nr=nr, tuning=tuning)
+    key = _key(source, target, select, num_threads, opt_level)
     with _lock:
         if key not in _cache:
-            _cache[key] = _compile(source, target, num_threads, opt_level)
+            _cache[key] = _compile(source, target, select, num_threads, opt_level)
         return _cache[key]
 
 
-def _compile(source: str, target: CpuTarget, num_threads: int, opt_level: int) -> Executable:
+def _compile(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int,
+             opt_level: int) -> Executable:
     global compilations
     context = ir.Context()
     lower = LowerCpu(target=target, num_threads=num_threads)
     try:
         module = ir.Module.parse(source, context)
-        driver.run_pipeline(module, [SelectUKernels(target=target)])
+        driver.run_pipeline(module, [select])
         signatures = analyze(module.operation)
         if not signatures:
             raise CompileError("the module has no public func.func with a body to compile")

@@ -1,7 +1,11 @@
 import os
+import tempfile
 
 import numpy as np
 import pytest
+
+# Tests never read or write the user's tuning database: they get an empty one of their own.
+os.environ["FTUNER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ftuner-test-cache-")
 
 
 @pytest.fixture

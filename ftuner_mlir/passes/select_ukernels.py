@@ -5,8 +5,9 @@ import dataclasses
 
 from mlir import ir
 
-from ..ukernel.space import UKernelSet, select
-from .base import ModulePass, walk
+from .. import settings
+from ..ukernel.space import RegisterTile, UKernelSet, select
+from .base import ModulePass, option, walk
 from .matmul_family import classify
 
 ATTR = "ftuner.ukernels"
@@ -45,7 +46,22 @@ def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
 @dataclasses.dataclass(frozen=True)
 class SelectUKernels(ModulePass):
     name = "ftuner-select-ukernels"
-    summary = "Attach the uKernel set chosen by the hardware model (attribute ftuner.ukernels) to each matmul-family op"
+    summary = ("Attach the uKernel set (attribute ftuner.ukernels) to each matmul-family op: the measured best "
+               "register tile from the tuning database when there is one, else the analytic best")
+    mr: int = option(0, "force the body tile's rows (with nr; 0 = measured or analytic choice)")
+    nr: int = option(0, "force the body tile's columns (with mr)")
+    tuning: bool = option(True, "use the tuning database (also off with FTUNER_NO_TUNING=1)")
+
+    def tile_for(self, target, dtype: str) -> RegisterTile | None:
+        if self.mr or self.nr:
+            if not (self.mr > 0 and self.nr > 0):
+                raise ValueError(f"{self.name}: mr and nr must be given together")
+            return RegisterTile(self.mr, self.nr)
+        if self.tuning and settings.tuning_enabled():
+            from ..tuning.db import TuningDB
+            measured = TuningDB().best_tile(target, "matmul", dtype)
+            return RegisterTile(*measured) if measured else None
+        return None
 
     def run(self, module_op) -> None:
         target = self.resolved_target()
@@ -55,5 +71,5 @@ class SelectUKernels(ModulePass):
             if kind is None or ATTR in op.attributes:
                 continue
             if kind not in cache:
-                cache[kind] = select(target, *kind)
+                cache[kind] = select(target, *kind, tile=self.tile_for(target, kind[1]))
             op.attributes[ATTR] = ukernel_set_to_attr(cache[kind])

@@ -4,6 +4,7 @@
     ftuner demo --all      every T = 1..128
     ftuner target          the detected hardware model and the uKernel sets it selects
     ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
+    ftuner tune            measure the best analytic uKernel candidates once; compile then uses the best
 """
 from __future__ import annotations
 
@@ -106,6 +107,27 @@ def bench(args) -> int:
     return 1 if bad else 0
 
 
+def tune(args) -> int:
+    import ftuner_mlir
+    from ftuner_mlir.tuning.db import TuningDB
+    from ftuner_mlir.tuning.tuner import tune as run_tune
+
+    target = ftuner_mlir.parse_target(args.target)
+    db = TuningDB(args.db)
+    print(f"tuning the matmul family ({args.dtype}) on {target.describe()}")
+    print(f"measuring the {args.top} best analytic register tiles, each in its own process")
+    t0 = time.perf_counter()
+    trials = run_tune(target, args.dtype, args.top, db)
+    wall = time.perf_counter() - t0
+    print(f"{'tile':>6} {'analytic rank':>13} {'GFLOP/s':>8}")
+    for t in trials:
+        print(f"{t.mr:>2}x{t.nr:<3} {t.analytic_rank:>13} " + (f"{t.gflops:8.1f}" if t.gflops else f"  failed: {t.error}"))
+    best = db.best_tile(target, "matmul", args.dtype)
+    print(f"tuning took {wall:.1f} s wall; best {best[0]}x{best[1]} stored in {db.path}" if best else
+          f"tuning took {wall:.1f} s wall; no candidate succeeded")
+    return 0 if best else 1
+
+
 SWEEPS = ("dense", "bmm_tx64xt", "bmm_txtx64", "odd")
 
 
@@ -138,6 +160,12 @@ def main(argv=None) -> None:
     p = sub.add_parser("bench", help="benchmark every column side by side; JSON + PNG")
     add_bench_arguments(p)
     p.set_defaults(run=bench)
+    p = sub.add_parser("tune", help="measure the best analytic uKernels once; results go to the tuning database")
+    p.add_argument("--target", default="host")
+    p.add_argument("--dtype", default="f32", choices=("f32", "f64"))
+    p.add_argument("--top", type=int, default=6, help="how many analytic candidates to measure")
+    p.add_argument("--db", default=None, help="database file (default: the cache dir; FTUNER_CACHE_DIR)")
+    p.set_defaults(run=tune)
     p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
     p.add_argument("--target", default="host")
     p.set_defaults(run=target)

@@ -130,11 +130,17 @@ class UKernelSet:
         return dataclasses.asdict(self)
 
 
-def select(target: CpuTarget, family: str, dtype: str = "f32") -> UKernelSet:
-    """Highest-intensity feasible register tile, then cache blocks sized from the cache levels."""
+def ranked_candidates(target: CpuTarget, dtype: str = "f32") -> list[Candidate]:
+    """Feasible candidates, best analytic score first; ties: fewer registers (more room for the
+    compiler's scheduling), then fewer rows."""
     feasible = [c for c in candidates(target, dtype) if c.feasible]
-    # ties: fewer registers (more room for the compiler's scheduling), then fewer rows
-    best = max(feasible, key=lambda c: (c.intensity, -c.registers, -c.tile.mr)).tile
+    return sorted(feasible, key=lambda c: (-c.intensity, c.registers, c.tile.mr))
+
+
+def select(target: CpuTarget, family: str, dtype: str = "f32", tile: RegisterTile | None = None) -> UKernelSet:
+    """The given register tile (a measured one) or the best analytic one, then cache blocks sized from
+    the cache levels."""
+    best = tile or ranked_candidates(target, dtype)[0].tile
     elem = ELEMENT_BITS[dtype] // 8
     # A strip (mr x kc) and B panel (kc x nr) share half of L1; the rest holds C and prefetched lines.
     kc = _largest_power_of_two_at_most(target.l1d_bytes / 2 / ((best.mr + best.nr) * elem))

@@ -1,0 +1,21 @@
+"""Every environment setting the project reads, in one place.
+
+FTUNER_CACHE_DIR   where the tuning database lives (default: $XDG_CACHE_HOME/ftuner-mlir, or
+                   ~/.cache/ftuner-mlir)
+FTUNER_NO_TUNING   set to 1 to ignore tuning measurements and use the analytic scores only
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    if os.environ.get("FTUNER_CACHE_DIR"):
+        return Path(os.environ["FTUNER_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ftuner-mlir"
+
+
+def tuning_enabled() -> bool:
+    return os.environ.get("FTUNER_NO_TUNING", "0") not in ("1", "true", "yes")

@@ -1,0 +1,66 @@
+"""The tuning database: one SQLite file (standard library), keyed by target, op family and dtype.
+
+The register tile is a property of the uKernel, and every matmul-family op (plain, batched, transposed
+B) runs the same 2D uKernels, so one measurement per (target, "matmul", dtype) serves the family.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import sqlite3
+from pathlib import Path
+
+from .. import settings
+from ..hardware.cpu import CpuTarget
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS measurements (
+    target_key TEXT NOT NULL, target TEXT NOT NULL, family TEXT NOT NULL, dtype TEXT NOT NULL,
+    mr INTEGER NOT NULL, nr INTEGER NOT NULL, gflops REAL NOT NULL, analytic_rank INTEGER NOT NULL,
+    measured_at TEXT NOT NULL,
+    PRIMARY KEY (target_key, family, dtype, mr, nr)
+)"""
+
+
+def target_key(target: CpuTarget) -> str:
+    return hashlib.sha256(target.to_json().encode()).hexdigest()[:16]
+
+
+def default_path() -> Path:
+    return settings.cache_dir() / "tuning.sqlite"
+
+
+class TuningDB:
+    def __init__(self, path: Path | str | None = None):
+        self.path = Path(path) if path else default_path()
+
+    def _connect(self, create: bool) -> sqlite3.Connection | None:
+        if not create and not self.path.exists():
+            return None
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, timeout=30)
+        conn.execute(SCHEMA)
+        return conn
+
+    def record(self, target: CpuTarget, family: str, dtype: str, mr: int, nr: int, gflops: float,
+               analytic_rank: int) -> None:
+        conn = self._connect(create=True)
+        with conn:
+            conn.execute("INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (target_key(target), target.name, family, dtype, mr, nr, gflops, analytic_rank,
+                          datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
+        conn.close()
+
+    def measurements(self, target: CpuTarget, family: str, dtype: str) -> list[tuple[int, int, float]]:
+        """(mr, nr, GFLOP/s), best first."""
+        conn = self._connect(create=False)
+        if conn is None:
+            return []
+        rows = conn.execute("SELECT mr, nr, gflops FROM measurements WHERE target_key = ? AND family = ? "
+                            "AND dtype = ? ORDER BY gflops DESC", (target_key(target), family, dtype)).fetchall()
+        conn.close()
+        return rows
+
+    def best_tile(self, target: CpuTarget, family: str, dtype: str) -> tuple[int, int] | None:
+        rows = self.measurements(target, family, dtype)
+        return (rows[0][0], rows[0][1]) if rows else None

@@ -58,10 +58,14 @@ def write_png(path: Path, results: list[dict], limits) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, axes = plt.subplots(1, len(results), figsize=(6.5 * len(results), 4.8), squeeze=False)
+    cols = min(2, len(results))
+    rows_n = -(-len(results) // cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(7.5 * cols, 4.6 * rows_n), squeeze=False)
+    for ax in axes.flat[len(results):]:
+        ax.set_visible(False)
     styles = {"ftuner": ("C3", "-", 2.4), "numpy": ("C0", "-", 1.4), "torch": ("C2", "-", 1.4),
               "padded": ("C1", "--", 1.4), "static": ("C7", ":", 1.8)}
-    for ax, res in zip(axes[0], results):
+    for ax, res in zip(axes.flat, results):
         rows = res["rows"]
         xs = [r["x"] for r in rows]
         for col, (color, ls, lw) in styles.items():

@@ -137,7 +137,7 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--t", type=_parse_ts, default=list(range(1, 129)),
                    help="Dense T values (M = 16*T), e.g. 1-16,32 (default: 1-128)")
     p.add_argument("--odd-count", type=int, default=16, help="how many odd shapes (default: %(default)s)")
-    p.add_argument("--min-time", type=float, default=0.15, help="seconds of timed runs per column and case")
+    p.add_argument("--min-time", type=float, default=0.2, help="seconds of timed runs per column and case")
     p.add_argument("--no-static", dest="static", action="store_false", help="skip the per-shape static column")
     p.add_argument("--no-padded", dest="padded", action="store_false", help="skip the padding-to-buckets column")
     p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")

@@ -13,9 +13,12 @@ class Function:
     """One public function. Every call is checked before native code runs; native code trusts its
     descriptors, so a wrong shape would read out of bounds instead of failing."""
 
+    SHAPE_CACHE = 256     # argument-shape tuples whose checked result shapes are remembered
+
     def __init__(self, engine, signature: Signature):
         self.signature = signature
         self._entry = engine.lookup(signature.name)   # packed C interface, resolved once
+        self._result_shapes: dict[tuple, list] = {}    # argument shapes -> result shapes (checked)
 
     def bind_shapes(self, shapes: list[tuple[int, ...]]) -> dict[int, int]:
         """Dimension class -> size, checking every equality the ops require."""
@@ -42,7 +45,8 @@ class Function:
                 first.setdefault(cls, (i, d))
         return values
 
-    def check(self, arrays) -> dict[int, int]:
+    def check(self, arrays) -> list[tuple[int, ...]]:
+        """Validate the arguments; the result shapes they imply."""
         sig = self.signature
         if len(arrays) != len(sig.args):
             raise ValueError(f"@{sig.name} takes {len(sig.args)} arguments, got {len(arrays)}")
@@ -54,20 +58,25 @@ class Function:
             if not a.flags.c_contiguous:
                 raise ValueError(f"@{sig.name}: argument #{i} must be C-contiguous "
                                  f"(use numpy.ascontiguousarray)")
-        return self.bind_shapes([a.shape for a in arrays])
+        shapes = tuple(a.shape for a in arrays)
+        known = self._result_shapes.get(shapes)
+        if known is None:
+            known = sig.result_shapes(self.bind_shapes(shapes))
+            if len(self._result_shapes) >= self.SHAPE_CACHE:
+                self._result_shapes.clear()
+            self._result_shapes[shapes] = known
+        return known
 
     def __call__(self, *arrays, out=None):
         """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
-        values = self.check(arrays)
-        outs = self._outputs(values, out)
+        outs = self._outputs(self.check(arrays), out)
         keep_alive, packed = pack_arguments((*arrays, *outs))
         self._entry(packed)
         del keep_alive
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _outputs(self, values: dict[int, int], out) -> list[np.ndarray]:
+    def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:
         sig = self.signature
-        shapes = sig.result_shapes(values)
         if out is None:
             return [np.empty(shape, spec.dtype) for shape, spec in zip(shapes, sig.results)]
         outs = [out] if isinstance(out, np.ndarray) else list(out)

@@ -6,7 +6,17 @@ word of that lives in one int64 buffer, so packing costs about a microsecond of 
 """
 from __future__ import annotations
 
+import ctypes
 from array import array
+
+
+def data_address(a) -> int:
+    """Address of an array's first element. `from_buffer` is 4x cheaper than `a.ctypes.data` but
+    needs a writable buffer."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(a))
+    except (TypeError, ValueError):       # read-only or empty
+        return a.ctypes.data
 
 
 def pack_arguments(arrays) -> tuple[array, int]:
@@ -16,8 +26,9 @@ def pack_arguments(arrays) -> tuple[array, int]:
     starts = []
     for a in arrays:
         starts.append(len(words))
-        data = a.ctypes.data
-        words += (data, data, 0, *a.shape, *(s // a.itemsize for s in a.strides))
+        data = data_address(a)
+        item = a.itemsize
+        words += (data, data, 0, *a.shape, *[s // item for s in a.strides])
     n, descs_end = len(starts), len(words)
     buf = array("q", bytes(8 * (descs_end + 2 * n)))
     base = buf.buffer_info()[0]

@@ -16,7 +16,7 @@ def fma_kernel(lanes: int) -> str:
     accs = ", ".join(f"%a{i} = %v" for i in range(CHAINS))
     types = ", ".join([v] * CHAINS)
     steps = "\n        ".join(f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}" for i in range(CHAINS))
-    sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i} : {v}" for i in range(1, CHAINS))
+    sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i + 1} : {v}" for i in range(1, CHAINS - 1))
     return f"""
 func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<?x{lanes}xf32> {{
   %c0 = arith.constant 0 : index
@@ -33,10 +33,10 @@ func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<
         {steps}
         scf.yield {", ".join(f"%n{i}" for i in range(CHAINS))} : {types}
     }}
-      %s0 = arith.addf %r#0, %r#0 : {v}
+      %s0 = arith.addf %r#0, %r#1 : {v}
       {sums}
     %row = tensor.extract_slice %o[%i, 0] [1, {lanes}] [1, 1] : tensor<?x{lanes}xf32> to tensor<{lanes}xf32>
-    %w = vector.transfer_write %s{CHAINS - 1}, %row[%c0] {{in_bounds = [true]}} : {v}, tensor<{lanes}xf32>
+    %w = vector.transfer_write %s{CHAINS - 2}, %row[%c0] {{in_bounds = [true]}} : {v}, tensor<{lanes}xf32>
     scf.forall.in_parallel {{
       tensor.parallel_insert_slice %w into %o[%i, 0] [1, {lanes}] [1, 1] : tensor<{lanes}xf32> into tensor<?x{lanes}xf32>
     }}

@@ -1,0 +1,72 @@
+"""The benchmark's parts on small sizes: workloads, the padding baseline, the peak kernels, the report."""
+import json
+import types
+
+import numpy as np
+
+import ftuner_mlir
+from ftuner_mlir.bench import peak, report, workloads
+from ftuner_mlir.bench.baselines import Padded
+from ftuner_mlir.bench.measure import median_times
+from ftuner_mlir.bench.run import run_sweep
+from ftuner_mlir.hardware import detect_host
+
+
+def test_sweeps_match_the_paper():
+    d = workloads.dense(range(1, 129))
+    assert len(d.cases) == 128 and d.cases[0].shapes == ((16, 768), (2304, 768))
+    assert d.cases[-1].flops == 2.0 * 2048 * 2304 * 768
+    assert [c.x for c in workloads.bmm_tall().cases] == [5, 24, 43, 62, 81, 100, 119, 128]
+    assert workloads.bmm_wide().cases[1].shapes == ((192, 24, 24), (192, 24, 64))
+    odd = workloads.odd(8)
+    assert odd.cases == workloads.odd(8).cases                 # the same shapes every run
+    for c in odd.cases:
+        assert all(v == 1 or v in workloads.PRIMES_TO_2048 for v in c.dims.values())
+
+
+def test_padded_baseline_is_correct_and_counts_waste(rng):
+    sweep = workloads.odd(1).with_cases([(0, dict(m=5, n=70, k=3))])
+    case = sweep.cases[0]
+    padded = Padded(sweep, ftuner_mlir.compile)
+    assert padded.bucket(case) == dict(m=64, n=128, k=64)
+    assert abs(padded.wasted_fraction(case) - (64 * 128 * 64) / (5 * 70 * 3) + 1) < 1e-12
+    a, b = (rng.standard_normal(s, dtype=np.float32) for s in case.shapes)
+    out = padded.runner(case, [a, b])()
+    assert out.shape == (5, 70)
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_peak_kernels_compute_what_they_claim():
+    target = detect_host()
+    lanes = target.lanes(32)
+    fma = ftuner_mlir.compile(peak.fma_kernel(lanes), target)
+    x = np.full((3, lanes), 0.5, np.float32)
+    y = fma(x, np.empty(10, np.float32))
+    expected = 0.5
+    for _ in range(10):
+        expected = expected * 0.999999 + 0.000001
+    np.testing.assert_allclose(y, np.float32(peak.CHAINS * expected), rtol=1e-5)   # the chains' sum
+    stream = ftuner_mlir.compile(peak.stream_kernel(lanes), target)
+    a = np.random.default_rng(0).random((3, 4 * lanes), dtype=np.float32)
+    np.testing.assert_array_equal(stream(a), 2 * a)
+
+
+def test_run_sweep_and_report(tmp_path):
+    sweep = workloads.odd(1).with_cases([(0, dict(m=17, n=33, k=9)), (1, dict(m=1, n=2, k=3))])
+    options = types.SimpleNamespace(static=True, padded=True, torch=False, seed=0, min_time=0.002)
+    limits = peak.MachineLimits(100.0, 10.0)
+    res = run_sweep(sweep, ftuner_mlir.compile, limits, options, log=lambda _: None)
+    res["summary"] = report.summary(res)
+    assert res["summary"]["max_rel_err"] < 1e-5
+    assert set(res["rows"][0]["gflops"]) == {"ftuner", "numpy", "padded", "static"}
+    assert res["summary"]["ftuner_padded_work_max"] == 0.0
+    report.write_json(tmp_path / "b.json", {"sweeps": [res]})
+    assert json.loads((tmp_path / "b.json").read_text())["sweeps"][0]["rows"][1]["dims"] == dict(m=1, n=2, k=3)
+    assert report.write_png(tmp_path / "b.png", [res], limits)
+    assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "vs numpy" in report.format_summary([res])
+
+
+def test_median_times():
+    times = median_times({"a": lambda: sum(range(100)), "b": lambda: None}, min_time=0.01)
+    assert set(times) == {"a", "b"} and all(t > 0 for t in times.values())

@@ -55,11 +55,15 @@ def parse_pipeline(text: str, target: CpuTarget | None) -> list[ModulePass | str
 def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> passmanager.PassManager:
     pm = passmanager.PassManager("builtin.module", context)
     for stage in stages:
-        if isinstance(stage, ModulePass):
-            pm.add(lambda op, _pass, stage=stage: stage.run(op), name=stage.name, argument=stage.name,
-                   description=stage.summary)
-        else:
+        if not isinstance(stage, ModulePass):
             pm.add(stage)
+            continue
+        for step in stage.steps():
+            if callable(step):
+                name = f"{stage.name}:{getattr(step, '__name__', 'step')}"
+                pm.add(lambda op, _pass, step=step: step(op), name=name, argument=name, description=stage.summary)
+            else:
+                pm.add(step)
     return pm
 
 

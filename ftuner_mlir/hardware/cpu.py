@@ -27,6 +27,8 @@ class CpuTarget:
     l3_bytes: int             # shared
     cores: int                # cores the generated code uses
 
+    kind = "cpu"
+
     def __post_init__(self):
         if self.isa not in ISA_VECTOR_BITS:
             raise ValueError(f"unknown isa {self.isa!r}; expected one of {sorted(ISA_VECTOR_BITS)}")
@@ -136,14 +138,19 @@ def from_json_file(path: str) -> CpuTarget:
     return CpuTarget(**base)
 
 
-def parse_target(spec: str | CpuTarget | None) -> CpuTarget:
-    """`host`, a preset name (`x86-avx2`, `x86-avx512`), or a path to a JSON file."""
-    if isinstance(spec, CpuTarget):
+def parse_target(spec):
+    """`host`, a CPU preset (`x86-avx2`, `x86-avx512`), a CPU JSON file, or a GPU: `cuda:h200`,
+    `cuda:sm_90`, `cuda:file.json` (see hardware/gpu.py)."""
+    if isinstance(spec, CpuTarget) or getattr(spec, "kind", None) == "gpu":
         return spec
+    if isinstance(spec, str) and spec.startswith("cuda:"):
+        from .gpu import parse_gpu_target
+        return parse_gpu_target(spec)
     if spec in (None, "", "host"):
         return detect_host()
     if spec in PRESETS:
         return PRESETS[spec]
     if spec.endswith(".json") or os.path.exists(spec):
         return from_json_file(spec)
-    raise ValueError(f"unknown target {spec!r}; expected 'host', one of {sorted(PRESETS)}, or a JSON file")
+    raise ValueError(f"unknown target {spec!r}; expected 'host', one of {sorted(PRESETS)}, a JSON file, "
+                     f"or cuda:<gpu>")

@@ -1,12 +1,15 @@
 """The ftuner passes, one per module, registered by their flag name."""
 from .base import ModulePass, PassFailure
+from .bufferize import Bufferize
 from .cpu_pipeline import CpuPipeline
+from .gpu_pipeline import GpuPipeline
 from .lower_cpu import LowerCpu
+from .lower_gpu import LowerGpu
 from .select_ukernels import SelectUKernels
 from .tile import Tile
 from .vectorize_ukernels import VectorizeUKernels
 
 REGISTRY: dict[str, type[ModulePass]] = {cls.name: cls for cls in (SelectUKernels, Tile, VectorizeUKernels, LowerCpu,
-                                                              CpuPipeline)}
+                                                              CpuPipeline, Bufferize, LowerGpu, GpuPipeline)}
 
-__all__ = ["REGISTRY", "ModulePass", "PassFailure", "SelectUKernels", "Tile", "VectorizeUKernels", "LowerCpu", "CpuPipeline"]
+__all__ = ["REGISTRY", "ModulePass", "PassFailure", "SelectUKernels", "Tile", "VectorizeUKernels", "LowerCpu", "CpuPipeline", "Bufferize", "LowerGpu", "GpuPipeline"]

@@ -31,7 +31,20 @@ class ModulePass:
     summary: ClassVar[str]
     target: CpuTarget | None = dataclasses.field(default=None, compare=False, repr=False)
 
-    def run(self, module_op) -> None:  # pragma: no cover - interface
+    def run(self, module_op) -> None:
+        """Run on its own (outside a pass manager): every step in order."""
+        from ..lowering.cpu import run_upstream
+        for step in self.steps():
+            step(module_op) if callable(step) else run_upstream(module_op, [step])
+
+    def steps(self) -> list:
+        """What the pass does, as Python callbacks `fn(module_op)` and upstream pipeline strings. The
+        driver adds them one by one to a single pass manager: upstream pipelines must not run nested
+        inside a Python pass (the NVVM pipeline extends the dialect registry while it runs, which MLIR
+        forbids during a pass manager's execution)."""
+        return [self.apply]
+
+    def apply(self, module_op) -> None:  # pragma: no cover - interface
         raise NotImplementedError
 
     # -- options -----------------------------------------------------------------------------

@@ -19,6 +19,5 @@ class CpuPipeline(ModulePass):
         return [SelectUKernels(target=self.target), Tile(target=self.target),
                 LowerCpu(target=self.target, num_threads=self.num_threads)]
 
-    def run(self, module_op) -> None:
-        for stage in self.stages():
-            stage.run(module_op)
+    def steps(self) -> list:
+        return [step for stage in self.stages() for step in stage.steps()]

@@ -17,9 +17,7 @@ class LowerCpu(ModulePass):
     def threads(self) -> int:
         return self.num_threads or self.resolved_target().cores
 
-    def run(self, module_op) -> None:
-        abi.convert_public_functions(module_op)
-        VectorizeUKernels(target=self.target).run(module_op)
+    def steps(self) -> list:
         threads = self.threads()
-        cpu.run_upstream(module_op, cpu.bufferize_pipeline() + cpu.parallel_pipeline(threads)
-                         + cpu.llvm_pipeline(openmp=threads > 1))
+        stages = cpu.bufferize_pipeline() + cpu.parallel_pipeline(threads) + cpu.llvm_pipeline(openmp=threads > 1)
+        return [abi.convert_public_functions, VectorizeUKernels(target=self.target).apply, ",".join(stages)]

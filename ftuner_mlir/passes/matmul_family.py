@@ -24,14 +24,17 @@ def indexing_maps(op) -> list[str] | None:
 
 
 def classify(op) -> tuple[str, str] | None:
-    """(family, element type) when `op` is a matmul-family op on tensors the passes can tile."""
+    """(family, element type) when `op` is a matmul-family op the passes can tile: on tensors (one
+    result) or, after bufferization, on memrefs (no result)."""
     table = _TABLES.get(op.operation.name)
-    if table is None or len(op.operands) != 3 or len(op.results) != 1:
+    if table is None or len(op.operands) != 3:
         return None
     types = [v.type for v in op.operands]
-    if not all(isinstance(t, ir.RankedTensorType) for t in types):
+    on_tensors = all(isinstance(t, ir.RankedTensorType) for t in types) and len(op.results) == 1
+    on_memrefs = all(isinstance(t, ir.MemRefType) for t in types) and not op.results
+    if not (on_tensors or on_memrefs):
         return None
-    elements = {str(ir.RankedTensorType(t).element_type) for t in types}
+    elements = {str(t.element_type) for t in types}
     if len(elements) != 1 or not elements <= ELEMENT_TYPES:
         return None
     maps = indexing_maps(op)

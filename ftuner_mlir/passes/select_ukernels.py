@@ -6,12 +6,15 @@ import dataclasses
 from mlir import ir
 
 from .. import settings
+from ..ukernel.gpu_space import GpuTile, GpuUKernelSet, select_gpu
 from ..ukernel.space import RegisterTile, UKernelSet, select
 from .base import ModulePass, option, walk
 from .matmul_family import classify
 
 ATTR = "ftuner.ukernels"
+GPU_ATTR = "ftuner.gpu_ukernels"
 _INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores")
+_GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 
 
 def ukernel_set_to_attr(uks: UKernelSet) -> ir.Attribute:
@@ -43,6 +46,29 @@ def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
     return UKernelSet(**values)
 
 
+def gpu_set_to_attr(uks: GpuUKernelSet) -> ir.Attribute:
+    tile = lambda t: ir.DenseI64ArrayAttr.get([getattr(t, f) for f in _GPU_TILE_FIELDS])  # noqa: E731
+    return ir.DictAttr.get({"family": ir.StringAttr.get(uks.family), "dtype": ir.StringAttr.get(uks.dtype),
+                            "body": tile(uks.body), "edge": tile(uks.edge),
+                            "sms": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), uks.sms)})
+
+
+def gpu_set_from_attr(attr: ir.Attribute) -> GpuUKernelSet:
+    """Raises ValueError naming what is missing or wrong."""
+    if not isinstance(attr, ir.DictAttr):
+        raise ValueError(f"{GPU_ATTR} must be a dictionary attribute")
+    for key in ("family", "dtype", "body", "edge", "sms"):
+        if key not in attr:
+            raise ValueError(f"{GPU_ATTR} lacks field '{key}'")
+    tiles = []
+    for key in ("body", "edge"):
+        values = list(attr[key]) if isinstance(attr[key], ir.DenseI64ArrayAttr) else []
+        if len(values) != len(_GPU_TILE_FIELDS) or min(values) <= 0:
+            raise ValueError(f"{GPU_ATTR} field '{key}' must be array<i64: bm, bn, bk, tm, tn>, all positive")
+        tiles.append(GpuTile(*values))
+    return GpuUKernelSet(attr["family"].value, attr["dtype"].value, tiles[0], tiles[1], attr["sms"].value)
+
+
 @dataclasses.dataclass(frozen=True)
 class SelectUKernels(ModulePass):
     name = "ftuner-select-ukernels"
@@ -63,13 +89,23 @@ class SelectUKernels(ModulePass):
             return RegisterTile(*measured) if measured else None
         return None
 
-    def run(self, module_op) -> None:
+    def apply(self, module_op) -> None:
         target = self.resolved_target()
+        if getattr(target, "kind", "cpu") == "gpu":
+            return self.run_gpu(module_op, target)
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):
             kind = classify(op)
-            if kind is None or ATTR in op.attributes:
+            if kind is None or not op.results or ATTR in op.attributes:   # select on tensors only
                 continue
             if kind not in cache:
                 cache[kind] = select(target, *kind, tile=self.tile_for(target, kind[1]))
             op.attributes[ATTR] = ukernel_set_to_attr(cache[kind])
+
+    def run_gpu(self, module_op, target) -> None:
+        """fp32 ops get the GPU set of their family (the GPU uKernels are fp32 only)."""
+        for op in list(walk(module_op)):
+            kind = classify(op)
+            if kind is None or not op.results or kind[1] != "f32" or GPU_ATTR in op.attributes:
+                continue
+            op.attributes[GPU_ATTR] = gpu_set_to_attr(select_gpu(target, kind[0]))

@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import func, tensor
+from mlir.dialects import func, memref, tensor
 
+from ..codegen import gpu_matmul
 from ..codegen.matmul import dispatch_name, emit_all
 from .base import ModulePass, PassFailure, location_of, walk
 from .matmul_family import classify
-from .select_ukernels import ATTR, ukernel_set_from_attr
+from .select_ukernels import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
 
 
 def _dynamic(t: ir.Type) -> ir.Type:
@@ -25,13 +26,23 @@ def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
     return value if value.type == to else tensor.CastOp(to, value).result
 
 
-def _add_functions(module_op, texts: dict[str, str]) -> None:
-    """Add the functions of `texts` the module lacks. All are parsed together (they call each other)."""
+def _dynamic_memref(t: ir.Type) -> ir.Type:
+    layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
+                                      [ir.ShapedType.get_dynamic_stride_or_offset()] * t.rank)
+    return ir.MemRefType.get([ir.ShapedType.get_dynamic_size()] * t.rank, t.element_type, layout)
+
+
+def _add_functions(module_op, texts: dict[str, str], module_attrs: str = "") -> None:
+    """Add the symbols of `texts` the module lacks. All are parsed together (they refer to each other),
+    inside a module with `module_attrs` (e.g. gpu.container_module, which gpu.launch_func requires)."""
     body = module_op.regions[0].blocks[0]
     present = {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
     if present >= texts.keys():
         return
-    parsed = ir.Module.parse("\n".join(texts.values()), module_op.context)
+    text = "\n".join(texts.values())
+    if module_attrs:
+        text = f"module attributes {{{module_attrs}}} {{\n{text}\n}}"
+    parsed = ir.Module.parse(text, module_op.context)
     for fn in list(parsed.body.operations):
         if fn.attributes["sym_name"].value not in present:
             body.append(fn.operation.detach_from_parent())
@@ -42,9 +53,34 @@ class Tile(ModulePass):
     name = "ftuner-tile"
     summary = "Rewrite annotated ops into runtime shape dispatch over static uKernel tiles (body + remainders)"
 
-    def run(self, module_op) -> None:
-        for op in [o for o in walk(module_op) if ATTR in o.attributes]:
-            self._rewrite(module_op, op)
+    def apply(self, module_op) -> None:
+        for op in [o for o in walk(module_op) if ATTR in o.attributes or GPU_ATTR in o.attributes]:
+            if GPU_ATTR in op.attributes:
+                self._rewrite_gpu(module_op, op)
+            else:
+                self._rewrite(module_op, op)
+
+    def _rewrite_gpu(self, module_op, op) -> None:
+        """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""
+        kind = classify(op)
+        try:
+            uks = gpu_set_from_attr(op.attributes[GPU_ATTR])
+        except ValueError as err:
+            raise PassFailure(location_of(op), str(err)) from None
+        if kind is None or op.results:
+            raise PassFailure(location_of(op), f"{GPU_ATTR}: GPU uKernels are tiled on buffers; run "
+                                               f"ftuner-bufferize before ftuner-tile")
+        if kind != (uks.family, uks.dtype):
+            raise PassFailure(location_of(op), f"{GPU_ATTR} describes a {uks.dtype} {uks.family} but the op "
+                                               f"is a {kind[1]} {kind[0]}")
+        _add_functions(module_op, {gpu_matmul.module_name(uks): gpu_matmul.emit_gpu_module(uks),
+                                   gpu_matmul.dispatch_name(uks): gpu_matmul.emit_dispatch(uks)},
+                       module_attrs="gpu.container_module")
+        module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        with ir.InsertionPoint(op), op.location:
+            operands = [memref.CastOp(_dynamic_memref(v.type), v).result for v in op.operands]
+            func.CallOp([], ir.FlatSymbolRefAttr.get(gpu_matmul.dispatch_name(uks)), operands)
+        op.operation.erase()
 
     def _rewrite(self, module_op, op) -> None:
         kind = classify(op)

@@ -13,5 +13,5 @@ class VectorizeUKernels(ModulePass):
     summary = ("Vectorize the static uKernel functions: reduction step 1, rows x cols vector.contract, "
                "accumulators hoisted out of the reduction loop")
 
-    def run(self, module_op) -> None:
+    def apply(self, module_op) -> None:
         cpu.vectorize_ukernels(module_op)

@@ -60,6 +60,8 @@ class GpuTile:
             return f"contiguous axes (bn, bk) not multiples of the {t.transaction_bytes}-byte transaction"
         if self.threads % (t.warp_size * t.sub_partitions) or self.threads > t.max_threads_per_block:
             return f"{self.threads} threads: not a multiple of {t.warp_size}x{t.sub_partitions} or too many"
+        if (self.bm * self.bk) % self.threads or (self.bn * self.bk) % self.threads:
+            return "the staging copies do not split evenly over the threads"
         if self.shared_bytes > t.shared_bytes_per_block:
             return f"{self.shared_bytes} B of shared memory > {t.shared_bytes_per_block}"
         if self.registers > t.max_registers_per_thread:

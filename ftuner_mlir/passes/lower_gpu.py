@@ -1,0 +1,35 @@
+"""ftuner-lower-gpu: map the remaining ops to GPU kernels, lower host and device code through NVVM to PTX."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..lowering import gpu
+from .base import ModulePass, PassFailure, location_of, option, walk
+
+FORMATS = ("isa", "bin", "fatbin")
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerGpu(ModulePass):
+    name = "ftuner-lower-gpu"
+    summary = "Map leftover ops to GPU kernels, lower to NVVM; PTX (isa) or a cubin embedded in gpu.binary"
+    format: str = option("isa", "gpu.binary payload: isa (PTX text), bin (cubin, needs ptxas), fatbin")
+    opt_level: int = option(3, "LLVM optimization level for the device code")
+
+    def steps(self) -> list:
+        target = self.resolved_target()
+        if getattr(target, "kind", "cpu") != "gpu":
+            raise ValueError(f"{self.name} needs a GPU target (--target=cuda:...)")
+        if self.format not in FORMATS:
+            raise ValueError(f"{self.name}: format must be one of {FORMATS}, got {self.format!r}")
+        return [self._reject_host_buffers, ",".join(gpu.MAP_REMAINING_OPS + gpu.nvvm_pipeline(
+            target, self.format, self.opt_level))]
+
+    @staticmethod
+    def _reject_host_buffers(module_op) -> None:
+        """A buffer allocated by host code would live in host memory, out of the kernels' reach."""
+        for op in walk(module_op):
+            if op.operation.name in ("memref.alloc", "memref.alloca") and \
+                    op.operation.parent.name != "gpu.func" and "gpu.module" not in str(op.operation.parent.name):
+                raise PassFailure(location_of(op), "the GPU path does not support intermediate buffers yet: every "
+                                                   "tensor must be an argument or a result of the public function")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..ukernel.cover import cover
+from . import shape_rules
 from .memref import pack_arguments
 from .signature import Signature
-
 
 
 class Function:
@@ -19,31 +19,11 @@ class Function:
         self.signature = signature
         self._entry = engine.lookup(signature.name)   # packed C interface, resolved once
         self._result_shapes: dict[tuple, list] = {}    # argument shapes -> result shapes (checked)
+        self.rules = signature.rules()
 
-    def bind_shapes(self, shapes: list[tuple[int, ...]]) -> dict[int, int]:
+    def bind_shapes(self, shapes) -> dict[int, int]:
         """Dimension class -> size, checking every equality the ops require."""
-        sig = self.signature
-        values: dict[int, int] = {}
-        first: dict[int, tuple[int, int]] = {}
-        for i, (shape, spec, classes) in enumerate(zip(shapes, sig.args, sig.arg_dims)):
-            if len(shape) != len(spec.shape):
-                raise ValueError(f"@{sig.name}: argument #{i} must have rank {len(spec.shape)}, got shape "
-                                 f"{tuple(shape)}")
-            for d, (size, static, cls) in enumerate(zip(shape, spec.shape, classes)):
-                if static is not None and size != static:
-                    raise ValueError(f"@{sig.name}: argument #{i} dim {d} must be {static}, got {size} "
-                                     f"(shape {tuple(shape)})")
-                if cls in sig.class_static and size != sig.class_static[cls]:
-                    raise ValueError(f"@{sig.name}: argument #{i} dim {d} must be {sig.class_static[cls]} "
-                                     f"({sig.class_reason.get(cls, 'fixed by the function body')}), got {size}")
-                if cls in values and values[cls] != size:
-                    j, e = first[cls]
-                    raise ValueError(f"@{sig.name}: argument #{i} dim {d} is {size} but must equal argument "
-                                     f"#{j} dim {e}, which is {values[cls]} "
-                                     f"({sig.class_reason.get(cls, 'shared dimension')})")
-                values.setdefault(cls, size)
-                first.setdefault(cls, (i, d))
-        return values
+        return shape_rules.bind(self.rules, shapes)
 
     def check(self, arrays) -> list[tuple[int, ...]]:
         """Validate the arguments; the result shapes they imply."""
@@ -61,7 +41,7 @@ class Function:
         shapes = tuple(a.shape for a in arrays)
         known = self._result_shapes.get(shapes)
         if known is None:
-            known = sig.result_shapes(self.bind_shapes(shapes))
+            known = shape_rules.result_shapes(self.rules, self.bind_shapes(shapes))
             if len(self._result_shapes) >= self.SHAPE_CACHE:
                 self._result_shapes.clear()
             self._result_shapes[shapes] = known
@@ -70,7 +50,7 @@ class Function:
     def __call__(self, *arrays, out=None):
         """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
         outs = self._outputs(self.check(arrays), out)
-        keep_alive, packed = pack_arguments((*arrays, *outs))
+        keep_alive, packed, _ = pack_arguments((*arrays, *outs))
         self._entry(packed)
         del keep_alive
         return outs[0] if len(outs) == 1 else tuple(outs)

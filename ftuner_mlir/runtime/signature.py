@@ -79,9 +79,12 @@ class Signature:
     class_reason: dict                          # class id -> the op that requires the equality
     tiled_ops: tuple = ()                       # (UKernelSet, loop dim class ids) per tiled op
 
-    def result_shapes(self, class_values: dict[int, int]) -> list[tuple[int, ...]]:
-        return [tuple(class_values[c] if c in class_values else self.class_static[c] for c in dims)
-                for dims in self.result_dims]
+    def rules(self) -> dict:
+        """The JSON-friendly form runtime/shape_rules.py checks calls against."""
+        spec = lambda s: {"dtype": s.dtype.name, "shape": list(s.shape)}   # noqa: E731
+        return {"name": self.name, "args": [spec(a) for a in self.args], "results": [spec(r) for r in self.results],
+                "arg_dims": [list(d) for d in self.arg_dims], "result_dims": [list(d) for d in self.result_dims],
+                "class_static": dict(self.class_static), "class_reason": dict(self.class_reason)}
 
 
 def _element(t) -> str:

@@ -1,0 +1,29 @@
+"""Packed arguments for an `llvm.emit_c_interface` entry point (standard library only: the AOT export
+copies this file next to the exported library).
+
+The packed entry point takes one `void**`: slot i points to argument i, and each argument is a pointer
+to a ranked memref descriptor `{allocated, aligned, offset, shape[r], strides[r]}` (all 64-bit). Every
+word lives in one int64 buffer, so packing costs about a microsecond of Python.
+"""
+from __future__ import annotations
+
+from array import array
+
+
+def pack_descriptors(entries) -> tuple[array, int, list[int]]:
+    """`entries`: (data address, shape, strides in elements) per argument. Returns (buffer, address of
+    the packed slots for `_mlir_<fn>`, descriptor addresses for `_mlir_ciface_<fn>`); keep the buffer
+    alive until the call returns."""
+    words: list[int] = []
+    starts = []
+    for data, shape, strides in entries:
+        starts.append(len(words))
+        words += (data, data, 0, *shape, *strides)
+    n, descs_end = len(starts), len(words)
+    buf = array("q", bytes(8 * (descs_end + 2 * n)))
+    base = buf.buffer_info()[0]
+    pointers = [base + 8 * s for s in starts]
+    words += pointers                                             # pointer to each descriptor
+    words += [base + 8 * (descs_end + i) for i in range(n)]       # slot i -> that pointer
+    buf[:] = array("q", words)
+    return buf, base + 8 * (descs_end + n), pointers

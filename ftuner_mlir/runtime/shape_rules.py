@@ -1,0 +1,48 @@
+"""A compiled function's shape rules, checked before native code runs (standard library only: the AOT
+export copies this file next to the exported library, for machines without the package).
+
+`rules` is a JSON-friendly dict: `name`; `args` and `results`, each a list of {"dtype", "shape"} with
+None for a dynamic dim; `arg_dims` and `result_dims`, the equality class of every dim; `class_static`,
+class -> fixed size; `class_reason`, class -> the op that ties its members together.
+"""
+from __future__ import annotations
+
+
+def from_json(rules: dict) -> dict:
+    """JSON turns the integer class keys into strings: turn them back."""
+    out = dict(rules)
+    for key in ("class_static", "class_reason"):
+        out[key] = {int(k): v for k, v in rules[key].items()}
+    return out
+
+
+def bind(rules: dict, shapes) -> dict[int, int]:
+    """Dimension class -> size from the argument shapes, checking every equality the ops require.
+    Raises ValueError naming the argument and dim."""
+    name, static_of, why = rules["name"], rules["class_static"], rules["class_reason"]
+    if len(shapes) != len(rules["args"]):
+        raise ValueError(f"@{name} takes {len(rules['args'])} arguments, got {len(shapes)}")
+    values: dict[int, int] = {}
+    first: dict[int, tuple[int, int]] = {}
+    for i, (shape, spec, classes) in enumerate(zip(shapes, rules["args"], rules["arg_dims"])):
+        shape = tuple(shape)
+        if len(shape) != len(spec["shape"]):
+            raise ValueError(f"@{name}: argument #{i} must have rank {len(spec['shape'])}, got shape {shape}")
+        for d, (size, static, cls) in enumerate(zip(shape, spec["shape"], classes)):
+            if static is not None and size != static:
+                raise ValueError(f"@{name}: argument #{i} dim {d} must be {static}, got {size} (shape {shape})")
+            if cls in static_of and size != static_of[cls]:
+                raise ValueError(f"@{name}: argument #{i} dim {d} must be {static_of[cls]} "
+                                 f"({why.get(cls, 'fixed by the function body')}), got {size}")
+            if cls in values and values[cls] != size:
+                j, e = first[cls]
+                raise ValueError(f"@{name}: argument #{i} dim {d} is {size} but must equal argument #{j} dim {e}, "
+                                 f"which is {values[cls]} ({why.get(cls, 'shared dimension')})")
+            values.setdefault(cls, size)
+            first.setdefault(cls, (i, d))
+    return values
+
+
+def result_shapes(rules: dict, values: dict[int, int]) -> list[tuple[int, ...]]:
+    static_of = rules["class_static"]
+    return [tuple(values[c] if c in values else static_of[c] for c in dims) for dims in rules["result_dims"]]

@@ -43,7 +43,7 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     Cached per process: the same text, target and options return the same Executable."""
     target = parse_target(target)
     mr, nr = tile or (0, 0)
-    select = SelectUKernels(target=target, mr=mr, nr=nr, tuning=tuning)
+    select = SelectUKernels(target=target, mr=mr, nr=nr, tuning=tuning and target.kind == "cpu")
     key = _key(source, target, select, num_threads, opt_level)
     with _lock:
         if key not in _cache:
@@ -51,17 +51,74 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
         return _cache[key]
 
 
-def _compile(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int,
-             opt_level: int) -> Executable:
+def _compile(source: str, target, select: SelectUKernels, num_threads: int, opt_level: int):
+    if getattr(target, "kind", "cpu") == "gpu":
+        return _compile_gpu(source, target, select, opt_level)
+    return _compile_cpu(source, target, select, num_threads, opt_level)
+
+
+def _parse_and_analyze(source: str, context: ir.Context, select: SelectUKernels):
+    module = ir.Module.parse(source, context)
+    driver.run_pipeline(module, [select])
+    signatures = analyze(module.operation)
+    if not signatures:
+        raise CompileError("the module has no public func.func with a body to compile")
+    return module, signatures
+
+
+def _compile_gpu(source: str, target, select: SelectUKernels, opt_level: int):
+    """Host code JIT'd by the ExecutionEngine, kernels as PTX loaded by the CUDA driver. Arguments are
+    CUDA tensors (see runtime/loader.py). Without a driver: a clear error, before the CUDA wrapper
+    library (which would abort the process when libcuda.so.1 is missing) is loaded."""
+    import ctypes
+
+    from .passes import Bufferize, LowerGpu
+    from .runtime.loader import ExportedFunction, check_driver
+
+    global compilations
+    context = ir.Context()
+    try:
+        module, signatures = _parse_and_analyze(source, context, select)
+        driver.run_pipeline(module, [Bufferize(target=target), Tile(target=target), LowerGpu(target=target)])
+    except ir.MLIRError as err:
+        raise CompileError(driver.format_mlir_error(err)) from None
+    except PassFailure as err:
+        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
+    check_driver()
+    engine = ExecutionEngine(module, opt_level=opt_level,
+                             shared_libs=[str(libs.mlir_lib_dir() / "libmlir_cuda_runtime.so"), libs.c_runner_utils()])
+    compilations += 1
+    functions = {}
+    for name, sig in signatures.items():
+        n = len(sig.args) + len(sig.results)
+        entry = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(engine.raw_lookup(f"_mlir_ciface_{name}"))
+        functions[name] = ExportedFunction(entry, sig.rules())
+    return GpuExecutable(context, module, engine, functions)
+
+
+class GpuExecutable:
+    """compile() for a cuda target: call with CUDA tensors; exe['name'] picks a function."""
+
+    def __init__(self, context, module, engine, functions):
+        self._keep = (context, module, engine)
+        self.functions = functions
+
+    def __getitem__(self, name):
+        return self.functions[name]
+
+    def __call__(self, *args, out=None):
+        if len(self.functions) != 1:
+            raise ValueError(f"module has {len(self.functions)} public functions: call exe['name'](...)")
+        return next(iter(self.functions.values()))(*args, out=out)
+
+
+def _compile_cpu(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int,
+                 opt_level: int) -> Executable:
     global compilations
     context = ir.Context()
     lower = LowerCpu(target=target, num_threads=num_threads)
     try:
-        module = ir.Module.parse(source, context)
-        driver.run_pipeline(module, [select])
-        signatures = analyze(module.operation)
-        if not signatures:
-            raise CompileError("the module has no public func.func with a body to compile")
+        module, signatures = _parse_and_analyze(source, context, select)
         driver.run_pipeline(module, [Tile(target=target), lower])
     except ir.MLIRError as err:
         raise CompileError(driver.format_mlir_error(err)) from None

@@ -79,3 +79,6 @@ func.func @matmul_bias_relu(%a: {t}, %b: {t}, %bias: {v}) -> {t} {{
   return %r : {t}
 }}
 """
+
+
+MODELS = {"dense": dense, "batch_matmul": batch_matmul, "matmul": matmul}   # fully dynamic versions by name

@@ -5,6 +5,7 @@
     ftuner target          the detected hardware model and the uKernel sets it selects
     ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
     ftuner tune            measure the best analytic uKernel candidates once; compile then uses the best
+    ftuner export          a module compiled for a GPU, as a shared library + loader (see export.py)
 """
 from __future__ import annotations
 
@@ -128,6 +129,21 @@ def tune(args) -> int:
     return 0 if best else 1
 
 
+def export(args) -> int:
+    from ftuner_mlir import models
+    from ftuner_mlir.export import ExportError, export as run_export
+
+    source = models.MODELS[args.model]() if args.model else open(args.input).read()
+    try:
+        out = run_export(source, args.target, args.out, args.name)
+    except (ExportError, ValueError) as err:
+        print(f"ftuner export: {err}", file=sys.stderr)
+        return 1
+    files = ", ".join(sorted(p.name for p in out.iterdir()))
+    print(f"exported to {out}: {files}")
+    return 0
+
+
 SWEEPS = ("dense", "bmm_tx64xt", "bmm_txtx64", "odd")
 
 
@@ -166,6 +182,14 @@ def main(argv=None) -> None:
     p.add_argument("--top", type=int, default=6, help="how many analytic candidates to measure")
     p.add_argument("--db", default=None, help="database file (default: the cache dir; FTUNER_CACHE_DIR)")
     p.set_defaults(run=tune)
+    p = sub.add_parser("export", help="compile a module for a GPU into a shared library + Python loader")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("input", nargs="?", help="MLIR file")
+    src.add_argument("--model", choices=["dense", "batch_matmul", "matmul"], help="a built-in workload")
+    p.add_argument("--target", default="cuda:h200")
+    p.add_argument("-o", "--out", default="exported", help="output folder (default: %(default)s)")
+    p.add_argument("--name", default="model", help="library name: lib<name>.so")
+    p.set_defaults(run=export)
     p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
     p.add_argument("--target", default="host")
     p.set_defaults(run=target)

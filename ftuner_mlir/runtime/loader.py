@@ -1,0 +1,135 @@
+"""Loader for a module exported by `ftuner export` (needs only the standard library, plus PyTorch or
+device pointers of your own to call it). The export copies this file as `ftuner_export/__init__.py`
+next to the library, with shape_rules.py and descriptors.py.
+
+    import sys; sys.path.insert(0, "exported")        # the folder `ftuner export` wrote
+    import ftuner_export
+    mod = ftuner_export.load("exported")
+    y = mod["dense"](x, w)                            # torch CUDA tensors in, a torch CUDA tensor out
+    mod["dense"](x, w, out=y)                         # or into a preallocated output
+
+Arguments are CUDA tensors (anything with data_ptr(), shape, dtype and is_contiguous()) or
+DeviceArray(address, shape, dtype) for raw device pointers. Every call is checked against the shape
+rules before any native code runs.
+"""
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import json
+from pathlib import Path
+
+try:                                    # inside the package
+    from . import shape_rules
+    from .descriptors import pack_descriptors
+except ImportError:                     # pragma: no cover - as a script
+    import shape_rules
+    from descriptors import pack_descriptors
+
+
+@dataclasses.dataclass
+class DeviceArray:
+    """A raw device buffer: address, shape, dtype name (e.g. 'float32'), C-contiguous."""
+    address: int
+    shape: tuple
+    dtype: str = "float32"
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def is_contiguous(self) -> bool:
+        return True
+
+
+def _dtype_name(x) -> str:
+    return str(x.dtype).rsplit(".", 1)[-1]
+
+
+def _strides(shape) -> list[int]:
+    out, step = [], 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= size
+    return out[::-1]
+
+
+def check_driver() -> None:
+    """The CUDA wrapper library needs the driver; without it, loading would fail (or abort)."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        raise RuntimeError("no CUDA driver: libcuda.so.1 cannot be loaded on this machine; GPU code runs only "
+                           "where an NVIDIA driver is installed (compiling to PTX and `ftuner export` work "
+                           "anywhere)") from None
+
+
+class ExportedFunction:
+    """Calls `_mlir_ciface_<name>(descriptor*...)`, `entry` being that function as a ctypes object."""
+
+    def __init__(self, entry, rules: dict):
+        self.rules = rules
+        self._entry = entry
+        self._entry.restype = None
+
+    def __call__(self, *args, out=None):
+        rules = self.rules
+        if len(args) != len(rules["args"]):
+            raise ValueError(f"@{rules['name']} takes {len(rules['args'])} arguments, got {len(args)}")
+        for i, (a, spec) in enumerate(zip(args, rules["args"])):
+            if not hasattr(a, "data_ptr"):
+                raise ValueError(f"@{rules['name']}: argument #{i} must be a CUDA tensor or DeviceArray")
+            if _dtype_name(a) != spec["dtype"]:
+                raise ValueError(f"@{rules['name']}: argument #{i} must have dtype {spec['dtype']}, got {_dtype_name(a)}")
+            if not a.is_contiguous():
+                raise ValueError(f"@{rules['name']}: argument #{i} must be contiguous")
+            if getattr(a, "is_cuda", True) is False:
+                raise ValueError(f"@{rules['name']}: argument #{i} must live on the GPU")
+        shapes = shape_rules.result_shapes(rules, shape_rules.bind(rules, [tuple(a.shape) for a in args]))
+        outs = self._outputs(args, shapes, out)
+        _, _, pointers = pack_descriptors([(a.data_ptr(), tuple(a.shape), _strides(tuple(a.shape)))
+                                           for a in (*args, *outs)])
+        torch = _torch_of(args)
+        if torch is not None:
+            torch.cuda.synchronize()        # the kernels run on their own stream: inputs must be ready
+        self._entry(*[ctypes.c_void_p(p) for p in pointers])
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _outputs(self, args, shapes, out):
+        rules = self.rules
+        if out is None:
+            torch = _torch_of(args)
+            if torch is None:
+                raise ValueError(f"@{rules['name']}: pass out=... (DeviceArray) when the inputs are not tensors")
+            return [torch.empty(s, dtype=getattr(torch, r["dtype"]), device=args[0].device)
+                    for s, r in zip(shapes, rules["results"])]
+        outs = [out] if hasattr(out, "data_ptr") else list(out)
+        for i, (o, s, r) in enumerate(zip(outs, shapes, rules["results"])):
+            if tuple(o.shape) != tuple(s) or _dtype_name(o) != r["dtype"] or not o.is_contiguous():
+                raise ValueError(f"@{rules['name']}: out #{i} must be a contiguous {r['dtype']} array of shape {s}")
+        if len(outs) != len(shapes):
+            raise ValueError(f"@{rules['name']} has {len(shapes)} results, got {len(outs)} out arrays")
+        return outs
+
+
+def _torch_of(args):
+    if args and type(args[0]).__module__.startswith("torch"):
+        import torch
+        return torch
+    return None
+
+
+class ExportedModule:
+    def __init__(self, directory):
+        directory = Path(directory)
+        self.metadata = json.loads((directory / "module.json").read_text())
+        check_driver()
+        self.lib = ctypes.CDLL(str(directory / self.metadata["library"]))
+        self.functions = {name: ExportedFunction(getattr(self.lib, f"_mlir_ciface_{name}"), shape_rules.from_json(rules))
+                          for name, rules in self.metadata["functions"].items()}
+
+    def __getitem__(self, name: str) -> ExportedFunction:
+        return self.functions[name]
+
+
+def load(directory) -> ExportedModule:
+    return ExportedModule(directory)

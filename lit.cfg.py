@@ -10,7 +10,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 # IR tests live under test/ (pytest owns test/unit, test/runtime, test/tools)
-config.excludes = [".venv", "ftuner_mlir", "tools", "build", "unit", "runtime", "Inputs"]
+config.excludes = [".venv", "ftuner_mlir", "tools", "build", "unit", "runtime", "Inputs", "docs"]
 
 bindir = os.path.dirname(sys.executable)
 import importlib.util  # noqa: E402

@@ -120,7 +120,7 @@ def _torch_of(args):
 
 class ExportedModule:
     def __init__(self, directory):
-        directory = Path(directory)
+        directory = Path(directory).resolve()
         self.metadata = json.loads((directory / "module.json").read_text())
         check_driver()
         self.lib = ctypes.CDLL(str(directory / self.metadata["library"]))

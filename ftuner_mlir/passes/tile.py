@@ -48,6 +48,23 @@ def _add_functions(module_op, texts: dict[str, str], module_attrs: str = "") -> 
             body.append(fn.operation.detach_from_parent())
 
 
+def _checked_set(op, attr: str, parse, on_buffers: bool):
+    """The uKernel set in `attr`, checked against the op it is attached to."""
+    try:
+        uks = parse(op.attributes[attr])
+    except ValueError as err:
+        raise PassFailure(location_of(op), str(err)) from None
+    kind = classify(op)
+    if kind is None or bool(op.results) == on_buffers:
+        hint = "; GPU uKernels are tiled on buffers: run ftuner-bufferize first" if on_buffers else ""
+        raise PassFailure(location_of(op), f"{attr} is attached to an op this pass cannot tile "
+                                           f"('{op.operation.name}' with these operand types/maps){hint}")
+    if kind != (uks.family, uks.dtype):
+        raise PassFailure(location_of(op), f"{attr} describes a {uks.dtype} {uks.family} but the op "
+                                           f"is a {kind[1]} {kind[0]}")
+    return uks
+
+
 @dataclasses.dataclass(frozen=True)
 class Tile(ModulePass):
     name = "ftuner-tile"
@@ -62,17 +79,7 @@ class Tile(ModulePass):
 
     def _rewrite_gpu(self, module_op, op) -> None:
         """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""
-        kind = classify(op)
-        try:
-            uks = gpu_set_from_attr(op.attributes[GPU_ATTR])
-        except ValueError as err:
-            raise PassFailure(location_of(op), str(err)) from None
-        if kind is None or op.results:
-            raise PassFailure(location_of(op), f"{GPU_ATTR}: GPU uKernels are tiled on buffers; run "
-                                               f"ftuner-bufferize before ftuner-tile")
-        if kind != (uks.family, uks.dtype):
-            raise PassFailure(location_of(op), f"{GPU_ATTR} describes a {uks.dtype} {uks.family} but the op "
-                                               f"is a {kind[1]} {kind[0]}")
+        uks = _checked_set(op, GPU_ATTR, gpu_set_from_attr, on_buffers=True)
         _add_functions(module_op, {gpu_matmul.module_name(uks): gpu_matmul.emit_gpu_module(uks),
                                    gpu_matmul.dispatch_name(uks): gpu_matmul.emit_dispatch(uks)},
                        module_attrs="gpu.container_module")
@@ -83,17 +90,8 @@ class Tile(ModulePass):
         op.operation.erase()
 
     def _rewrite(self, module_op, op) -> None:
-        kind = classify(op)
-        try:
-            uks = ukernel_set_from_attr(op.attributes[ATTR])
-        except ValueError as err:
-            raise PassFailure(location_of(op), str(err)) from None
-        if kind is None:
-            raise PassFailure(location_of(op), f"{ATTR} is attached to an op this pass cannot tile "
-                                               f"('{op.operation.name}' with these operand types/maps)")
-        if kind != (uks.family, uks.dtype):
-            raise PassFailure(location_of(op), f"{ATTR} describes a {uks.dtype} {uks.family} but the op "
-                                               f"is a {kind[1]} {kind[0]}")
+        """A matmul on tensors becomes a call to its dispatch function (on tensors)."""
+        uks = _checked_set(op, ATTR, ukernel_set_from_attr, on_buffers=False)
         _add_functions(module_op, emit_all(uks))
         with ir.InsertionPoint(op), op.location:
             operands = [_cast(v, _dynamic(v.type)) for v in op.operands]

@@ -14,7 +14,7 @@ import dataclasses
 import math
 
 from ..hardware.gpu import GpuTarget
-from .space import FAMILIES
+from .space import FAMILIES, FamilyTraits
 
 ELEMENT_BYTES = 4
 REGISTER_OVERHEAD = 28      # addresses, indices, loop counters per thread (estimate)
@@ -87,7 +87,7 @@ def _score(tile: GpuTile, t: GpuTarget) -> tuple:
 
 
 @dataclasses.dataclass(frozen=True)
-class GpuUKernelSet:
+class GpuUKernelSet(FamilyTraits):
     """Body tile plus the remainder tile that covers the edges (guarded, so it pads at most
     `edge - 1` rows or columns)."""
 
@@ -104,14 +104,6 @@ class GpuUKernelSet:
             raise ValueError(f"unknown op family {self.family!r}")
         if self.dtype != "f32":
             raise ValueError("the GPU uKernels are fp32 only")
-
-    @property
-    def batched(self) -> bool:
-        return FAMILIES[self.family][0]
-
-    @property
-    def transpose_b(self) -> bool:
-        return FAMILIES[self.family][1]
 
     def describe(self) -> str:
         b, e = self.body, self.edge

@@ -76,8 +76,20 @@ def _largest_power_of_two_at_most(x: float) -> int:
     return p
 
 
+class FamilyTraits:
+    """What the op family implies, for any uKernel set with a `family` field."""
+
+    @property
+    def batched(self) -> bool:
+        return FAMILIES[self.family][0]
+
+    @property
+    def transpose_b(self) -> bool:
+        return FAMILIES[self.family][1]
+
+
 @dataclasses.dataclass(frozen=True)
-class UKernelSet:
+class UKernelSet(FamilyTraits):
     """The uKernels selected for one (op family, dtype, target)."""
 
     family: str
@@ -100,14 +112,6 @@ class UKernelSet:
         if self.mc % self.mr or self.nc % self.nr:
             raise ValueError(f"cache block {self.mc}x{self.nc} must be a multiple of the register tile "
                              f"{self.mr}x{self.nr}")
-
-    @property
-    def batched(self) -> bool:
-        return FAMILIES[self.family][0]
-
-    @property
-    def transpose_b(self) -> bool:
-        return FAMILIES[self.family][1]
 
     @property
     def row_sizes(self) -> tuple[int, ...]:

@@ -3,8 +3,9 @@
 Three layers of private functions, each named after its parameters so ops with the same set share them:
   dispatch  computes the cache block from the runtime dims (same formula as ukernel.cover.block_shape),
             runs an `scf.forall` over blocks (one task per block, spread over the cores), loops over the
-            reduction in blocks of kc, packs B^T into K x N when B is stored N x K, and calls one row-strip
-            function per row size with the row range it covers;
+            reduction in blocks of kc, packs B^T into K x N when B is stored N x K (the pack function:
+            vectorized lanes x lanes transposes plus the edges), and calls one row-strip function per
+            row size with the row range it covers;
   rows      loops over its rows in steps of its size and over the columns in strips (body + binary
             remainders), calling one uKernel per tile;
   uKernel   a linalg.matmul on static `rows x cols` tiles (reduction length dynamic): vectorized later.
@@ -87,6 +88,14 @@ def rows_name(rows: int, uks: UKernelSet) -> str:
     return f"ftuner_rows_{rows}_n{uks.nr}_{uks.dtype}"
 
 
+def transpose_name(size: int, dtype: str) -> str:
+    return f"ftuner_uk_transpose_{size}x{size}_{dtype}"
+
+
+def pack_name(uks: UKernelSet) -> str:
+    return f"ftuner_pack_bt_{uks.lanes}_{uks.dtype}"
+
+
 def dispatch_name(uks: UKernelSet) -> str:
     return (f"ftuner_dispatch_{uks.family}_{uks.mr}x{uks.nr}_mc{uks.mc}_nc{uks.nc}_kc{uks.kc}"
             f"_p{uks.cores}_{uks.dtype}")
@@ -98,6 +107,51 @@ def emit_ukernel(rows: int, cols: int, dtype: str) -> str:
             f" attributes {{ftuner.ukernel}} {{\n"
             f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%c : {c}) -> {c}\n"
             f"  return %r : {c}\n}}")
+
+
+def emit_transpose_ukernel(size: int, dtype: str) -> str:
+    t = f"tensor<{size}x{size}x{dtype}>"
+    return (f"func.func private @{transpose_name(size, dtype)}(%src: {t}, %dst: {t}) -> {t} attributes {{ftuner.ukernel}} {{\n"
+            f"  %r = linalg.transpose ins(%src : {t}) outs(%dst : {t}) permutation = [1, 0]\n"
+            f"  return %r : {t}\n}}")
+
+
+def emit_pack(uks: UKernelSet) -> str:
+    """B^T block [bn x kk] -> [kk x bn]: full `lanes x lanes` tiles through the vectorized transpose
+    uKernel (in-register shuffles), the two edges (bn % lanes columns, kk % lanes rows) by a plain
+    transpose."""
+    t2, dt, size = _dyn(2, uks.dtype), uks.dtype, uks.lanes
+    tile = f"tensor<{size}x{size}x{dt}>"
+    b = _Body()
+    zero, one, step = b.const(0), b.const(1), b.const(size)
+    bn = b.op("bn", f"tensor.dim %src, {zero} : {t2}")
+    kk = b.op("kk", f"tensor.dim %src, {one} : {t2}")
+    bn_full = b.op("bnf", f"arith.subi {bn}, {b.op('r', f'arith.remui {bn}, {step} : index')} : index")
+    kk_full = b.op("kkf", f"arith.subi {kk}, {b.op('r', f'arith.remui {kk}, {step} : index')} : index")
+    b(f"%tiles = scf.for %j = {zero} to {bn_full} step {step} iter_args(%d = %dst) -> ({t2}) {{")
+    b(f"%col = scf.for %k = {zero} to {kk_full} step {step} iter_args(%e = %d) -> ({t2}) {{")
+    src = b.op("s", f"tensor.extract_slice %src[%j, %k] [{size}, {size}] [1, 1] : {t2} to {tile}")
+    dst = b.op("o", f"tensor.extract_slice %e[%k, %j] [{size}, {size}] [1, 1] : {t2} to {tile}")
+    tr = b.op("tr", f"func.call @{transpose_name(size, dt)}({src}, {dst}) : ({tile}, {tile}) -> {tile}")
+    put = b.op("w", f"tensor.insert_slice {tr} into %e[%k, %j] [{size}, {size}] [1, 1] : {tile} into {t2}")
+    b(f"scf.yield {put} : {t2}")
+    b("}")
+    b(f"scf.yield %col : {t2}")
+    b("}")
+
+    def edge(cur: str, src_off: str, src_size: str, dst_off: str, dst_size: str) -> str:
+        s_ = b.op("es", f"tensor.extract_slice %src[{src_off}] [{src_size}] [1, 1] : {t2} to {t2}")
+        o_ = b.op("eo", f"tensor.extract_slice {cur}[{dst_off}] [{dst_size}] [1, 1] : {t2} to {t2}")
+        tr_ = b.op("et", f"linalg.transpose ins({s_} : {t2}) outs({o_} : {t2}) permutation = [1, 0]")
+        return b.op("ew", f"tensor.insert_slice {tr_} into {cur}[{dst_off}] [{dst_size}] [1, 1] : {t2} into {t2}")
+
+    rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
+    rest_k = b.op("rk", f"arith.subi {kk}, {kk_full} : index")
+    right = edge("%tiles", f"{bn_full}, {zero}", f"{rest_n}, {kk}", f"{zero}, {bn_full}", f"{kk}, {rest_n}")
+    bottom = edge(right, f"{zero}, {kk_full}", f"{bn_full}, {rest_k}", f"{kk_full}, {zero}", f"{rest_k}, {bn_full}")
+    b(f"return {bottom} : {t2}")
+    return (f"func.func private @{pack_name(uks)}(%src: {t2}, %dst: {t2}) -> {t2} "
+            f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
 
 
 def emit_rows(rows: int, uks: UKernelSet) -> str:
@@ -174,7 +228,7 @@ def emit_dispatch(uks: UKernelSet) -> str:
         bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, %k0] [{lead_size}{bn}, {kk}] "
                         f"[{lead_stride}1, 1] : {t} to {t2}")
         empty = b.op("pack", f"tensor.empty({kk}, {bn}) : {t2}")
-        bblk = b.op("bblk", f"linalg.transpose ins({bt} : {t2}) outs({empty} : {t2}) permutation = [1, 0]")
+        bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {t2}) -> {t2}")
     else:
         bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}%k0, %j0] [{lead_size}{kk}, {bn}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
@@ -201,4 +255,7 @@ def emit_all(uks: UKernelSet) -> dict[str, str]:
         funcs[rows_name(rows, uks)] = emit_rows(rows, uks)
     for rows, cols in uks.ukernels():
         funcs[ukernel_name(rows, cols, uks.dtype)] = emit_ukernel(rows, cols, uks.dtype)
+    if uks.transpose_b:
+        funcs[pack_name(uks)] = emit_pack(uks)
+        funcs[transpose_name(uks.lanes, uks.dtype)] = emit_transpose_ukernel(uks.lanes, uks.dtype)
     return funcs

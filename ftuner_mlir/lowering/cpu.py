@@ -21,6 +21,11 @@ module attributes {transform.with_named_sequence} {
       transform.loop.hoist_loop_invariant_subsets %kloop : !transform.any_op
       transform.apply_patterns to %fn { transform.apply_patterns.canonicalization } : !transform.any_op
     }
+    transform.foreach %uks : !transform.any_op {
+    ^bb0(%fn: !transform.any_op):
+      %tr = transform.structured.match ops{["linalg.transpose"]} in %fn : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %tr : !transform.any_op
+    }
     transform.yield
   }
 }
@@ -50,13 +55,14 @@ def parallel_pipeline(num_threads: int) -> list[str]:
     return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
 
 
-def llvm_pipeline(openmp: bool) -> list[str]:
+def llvm_pipeline(openmp: bool, lanes: int = 16) -> list[str]:
     # finalize-memref-to-llvm before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope ops
     # that need single-block bodies when they are lowered.
     stages = [
         "convert-vector-to-scf{full-unroll=true}", "convert-linalg-to-loops", "lower-affine",
         "expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm", "convert-scf-to-cf",
-        "convert-vector-to-llvm{vector-contract-lowering=outerproduct}", "convert-math-to-llvm",
+        f"convert-vector-to-llvm{{vector-contract-lowering=outerproduct "
+        f"vector-transpose-lowering={'shuffle16x16' if lanes == 16 else 'shuffle1d'}}}", "convert-math-to-llvm",
         "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm",
     ]
     if openmp:

@@ -13,7 +13,7 @@ from .matmul_family import classify
 
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
-_INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores")
+_INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes")
 _GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 
 

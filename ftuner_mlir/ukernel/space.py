@@ -100,13 +100,14 @@ class UKernelSet(FamilyTraits):
     mc: int       # max rows per cache block (multiple of mr)
     nc: int       # max columns per cache block (multiple of nr)
     cores: int
+    lanes: int = 16   # elements per vector register: the tile of the B^T packing transposes
 
     def __post_init__(self):
         if self.family not in FAMILIES:
             raise ValueError(f"unknown op family {self.family!r}; expected one of {sorted(FAMILIES)}")
         if self.dtype not in ELEMENT_BITS:
             raise ValueError(f"unsupported element type {self.dtype!r}; expected one of {sorted(ELEMENT_BITS)}")
-        for name in ("mr", "nr", "kc", "mc", "nc", "cores"):
+        for name in ("mr", "nr", "kc", "mc", "nc", "cores", "lanes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"uKernel set field {name} must be positive")
         if self.mc % self.mr or self.nc % self.nr:
@@ -152,4 +153,4 @@ def select(target: CpuTarget, family: str, dtype: str = "f32", tile: RegisterTil
     span = _largest_power_of_two_at_most(target.l2_bytes / 4 / (kc * elem))
     mc = max(best.mr, span // best.mr * best.mr)
     nc = max(best.nr, span // best.nr * best.nr)
-    return UKernelSet(family, dtype, best.mr, best.nr, kc, mc, nc, target.cores)
+    return UKernelSet(family, dtype, best.mr, best.nr, kc, mc, nc, target.cores, target.lanes(ELEMENT_BITS[dtype]))

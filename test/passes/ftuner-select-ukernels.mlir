@@ -5,10 +5,10 @@
 // blocks from L2 1 MiB. AVX2, f32: 8 lanes, 16 registers: 8x8; L2 512 KiB.
 // AVX512-LABEL: func.func @matmul(
 // AVX512:         linalg.matmul
-// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 16 : i64}
+// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 16 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 16 : i64}
 // AVX2-LABEL:  func.func @matmul(
 // AVX2:           linalg.matmul
-// AVX2-SAME:        ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 256 : i64, mc = 128 : i64, mr = 8 : i64, nc = 128 : i64, nr = 8 : i64}
+// AVX2-SAME:        ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 256 : i64, lanes = 8 : i64, mc = 128 : i64, mr = 8 : i64, nc = 128 : i64, nr = 8 : i64}
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
@@ -35,7 +35,7 @@ func.func @batch(%a: tensor<?x?x64xf32>, %b: tensor<?x64x?xf32>, %c: tensor<?x?x
 // f64 has 8 lanes: 16x8 and 8x16 tie on intensity; 16x8 needs fewer registers. kc: (16+8)*8 B*64 = 12 KiB of L1.
 // AVX512-LABEL: func.func @matmul_f64(
 // AVX512:         linalg.matmul
-// AVX512-SAME:      dtype = "f64", family = "matmul", kc = 64 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 8 : i64
+// AVX512-SAME:      dtype = "f64", family = "matmul", kc = 64 : i64, lanes = 8 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 8 : i64
 func.func @matmul_f64(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) outs(%c : tensor<?x?xf64>) -> tensor<?x?xf64>
   return %r : tensor<?x?xf64>

@@ -9,7 +9,7 @@
 // CHECK:         %[[C:.*]] = tensor.cast %[[R]] : tensor<?x?xf32> to tensor<?x8xf32>
 // CHECK:         return %[[C]]
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x8xf32>, %c: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  %r = linalg.matmul {ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 32 : i64,
+  %r = linalg.matmul {ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 32 : i64, lanes = 16 : i64,
                                          mc = 64 : i64, mr = 4 : i64, nc = 64 : i64, nr = 16 : i64}}
       ins(%a, %b : tensor<?x?xf32>, tensor<?x8xf32>) outs(%c : tensor<?x8xf32>) -> tensor<?x8xf32>
   return %r : tensor<?x8xf32>

@@ -26,6 +26,7 @@ def exes():
     return {
         "matmul": ftuner_mlir.compile(models.matmul()),
         "dense": ftuner_mlir.compile(models.dense()),
+        "dense_dynamic": ftuner_mlir.compile(models.dense(n="?", k="?")),
         "batch": ftuner_mlir.compile(models.batch_matmul()),
         "bias_relu": ftuner_mlir.compile(models.matmul_bias_relu()),
         "matmul_f64": ftuner_mlir.compile(models.matmul("f64")),
@@ -68,6 +69,16 @@ def test_dense_transposed_weight(exes, rng, t):
     exes["dense"](x, w, out=out)
     ref = x.astype(np.float64) @ w.astype(np.float64).T
     assert_matches(out, ref, np.abs(x).astype(np.float64) @ np.abs(w).T)
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (5, 37, 19), (33, 17, 45), (16, 100, 130), (3, 16, 16),
+                                     (40, 530, 300), (17, 15, 33)])
+def test_transposed_weight_odd_sizes(exes, rng, m, n, k):
+    """B^T packing: full lanes x lanes tiles plus both edges (N and K not multiples of the tile)."""
+    x, w = random(rng, (m, k)), random(rng, (n, k))
+    out = poisoned((m, n))
+    exes["dense_dynamic"](x, w, out=out)
+    assert_matches(out, x.astype(np.float64) @ w.astype(np.float64).T, np.abs(x).astype(np.float64) @ np.abs(w).T)
 
 
 def test_dense_odd_rows(exes, rng):

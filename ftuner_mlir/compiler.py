@@ -11,7 +11,7 @@ from . import driver
 from .hardware.cpu import CpuTarget, parse_target
 from .passes import LowerCpu, PassFailure, SelectUKernels, Tile
 from .runtime import libs
-from .runtime.executable import Executable
+from .runtime.executable import Executable, Function
 from .runtime.signature import analyze
 
 __all__ = ["compile", "CompileError", "Executable"]
@@ -57,16 +57,23 @@ def _compile(source: str, target, select: SelectUKernels, num_threads: int, opt_
     return _compile_cpu(source, target, select, num_threads, opt_level)
 
 
-def _parse_and_analyze(source: str, context: ir.Context, select: SelectUKernels):
-    module = ir.Module.parse(source, context)
-    driver.run_pipeline(module, [select])
-    signatures = analyze(module.operation)
-    if not signatures:
-        raise CompileError("the module has no public func.func with a body to compile")
+def _lower(source: str, context: ir.Context, select: SelectUKernels, stages: list):
+    """Parse, select, read the signatures (tensor level), run the rest: (module, signatures)."""
+    try:
+        module = ir.Module.parse(source, context)
+        driver.run_pipeline(module, [select])
+        signatures = analyze(module.operation)
+        if not signatures:
+            raise CompileError("the module has no public func.func with a body to compile")
+        driver.run_pipeline(module, stages)
+    except ir.MLIRError as err:
+        raise CompileError(driver.format_mlir_error(err)) from None
+    except PassFailure as err:
+        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
     return module, signatures
 
 
-def _compile_gpu(source: str, target, select: SelectUKernels, opt_level: int):
+def _compile_gpu(source: str, target, select: SelectUKernels, opt_level: int) -> Executable:
     """Host code JIT'd by the ExecutionEngine, kernels as PTX loaded by the CUDA driver. Arguments are
     CUDA tensors (see runtime/loader.py). Without a driver: a clear error, before the CUDA wrapper
     library (which would abort the process when libcuda.so.1 is missing) is loaded."""
@@ -77,13 +84,8 @@ def _compile_gpu(source: str, target, select: SelectUKernels, opt_level: int):
 
     global compilations
     context = ir.Context()
-    try:
-        module, signatures = _parse_and_analyze(source, context, select)
-        driver.run_pipeline(module, [Bufferize(target=target), Tile(target=target), LowerGpu(target=target)])
-    except ir.MLIRError as err:
-        raise CompileError(driver.format_mlir_error(err)) from None
-    except PassFailure as err:
-        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
+    module, signatures = _lower(source, context, select,
+                                [Bufferize(target=target), Tile(target=target), LowerGpu(target=target)])
     check_driver()
     engine = ExecutionEngine(module, opt_level=opt_level,
                              shared_libs=[str(libs.mlir_lib_dir() / "libmlir_cuda_runtime.so"), libs.c_runner_utils()])
@@ -93,23 +95,7 @@ def _compile_gpu(source: str, target, select: SelectUKernels, opt_level: int):
         n = len(sig.args) + len(sig.results)
         entry = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(engine.raw_lookup(f"_mlir_ciface_{name}"))
         functions[name] = ExportedFunction(entry, sig.rules())
-    return GpuExecutable(context, module, engine, functions)
-
-
-class GpuExecutable:
-    """compile() for a cuda target: call with CUDA tensors; exe['name'] picks a function."""
-
-    def __init__(self, context, module, engine, functions):
-        self._keep = (context, module, engine)
-        self.functions = functions
-
-    def __getitem__(self, name):
-        return self.functions[name]
-
-    def __call__(self, *args, out=None):
-        if len(self.functions) != 1:
-            raise ValueError(f"module has {len(self.functions)} public functions: call exe['name'](...)")
-        return next(iter(self.functions.values()))(*args, out=out)
+    return Executable((context, module, engine), functions, str(module))
 
 
 def _compile_cpu(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int,
@@ -117,14 +103,9 @@ def _compile_cpu(source: str, target: CpuTarget, select: SelectUKernels, num_thr
     global compilations
     context = ir.Context()
     lower = LowerCpu(target=target, num_threads=num_threads)
-    try:
-        module, signatures = _parse_and_analyze(source, context, select)
-        driver.run_pipeline(module, [Tile(target=target), lower])
-    except ir.MLIRError as err:
-        raise CompileError(driver.format_mlir_error(err)) from None
-    except PassFailure as err:
-        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
+    module, signatures = _lower(source, context, select, [Tile(target=target), lower])
     shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if lower.threads() > 1 else [])
     engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared)
     compilations += 1
-    return Executable(context, module, engine, signatures, str(module))
+    functions = {name: Function(engine, sig) for name, sig in signatures.items()}
+    return Executable((context, module, engine), functions, str(module))

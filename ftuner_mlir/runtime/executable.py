@@ -109,10 +109,10 @@ class Function:
 class Executable:
     """Returned by `ftuner_mlir.compile`. Call it like its only public function, or index by name."""
 
-    def __init__(self, context, module, engine, signatures: dict[str, Signature], llvm_ir: str):
-        self._context, self._module, self._engine = context, module, engine   # keep alive together
-        self.functions = {name: Function(engine, sig) for name, sig in signatures.items()}
-        self.llvm_dialect = llvm_ir
+    def __init__(self, keep_alive: tuple, functions: dict, llvm_dialect: str):
+        self._keep_alive = keep_alive          # context, module, engine: they must outlive the calls
+        self.functions = functions
+        self.llvm_dialect = llvm_dialect
 
     def __getitem__(self, name: str) -> Function:
         try:
@@ -130,4 +130,7 @@ class Executable:
         return self._single()(*arrays, out=out)
 
     def report(self, *shapes) -> str:
-        return self._single().report(*shapes)
+        fn = self._single()
+        if not hasattr(fn, "report"):
+            raise NotImplementedError("report() describes CPU uKernel covers; GPU modules have none yet")
+        return fn.report(*shapes)

@@ -7,7 +7,7 @@ import threading
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from . import driver
+from . import driver, settings
 from .hardware.cpu import CpuTarget, parse_target
 from .passes import LowerCpu, PassFailure, SelectUKernels, Tile
 from .runtime import libs
@@ -104,6 +104,7 @@ def _compile_cpu(source: str, target: CpuTarget, select: SelectUKernels, num_thr
     context = ir.Context()
     lower = LowerCpu(target=target, num_threads=num_threads)
     module, signatures = _lower(source, context, select, [Tile(target=target), lower])
+    settings.configure_openmp()
     shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if lower.threads() > 1 else [])
     engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared)
     compilations += 1

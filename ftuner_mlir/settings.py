@@ -3,6 +3,9 @@
 FTUNER_CACHE_DIR   where the tuning database lives (default: $XDG_CACHE_HOME/ftuner-mlir, or
                    ~/.cache/ftuner-mlir)
 FTUNER_NO_TUNING   set to 1 to ignore tuning measurements and use the analytic scores only
+KMP_BLOCKTIME      read by the OpenMP runtime (libiomp5): how long idle worker threads spin, in ms.
+                   Default here 1 (the runtime's own is 200), so the workers do not steal the cores
+                   from other thread pools (numpy's OpenBLAS) between calls; set it to override.
 """
 from __future__ import annotations
 
@@ -19,3 +22,8 @@ def cache_dir() -> Path:
 
 def tuning_enabled() -> bool:
     return os.environ.get("FTUNER_NO_TUNING", "0") not in ("1", "true", "yes")
+
+
+def configure_openmp() -> None:
+    """Call before the OpenMP runtime is loaded (it reads its environment once)."""
+    os.environ.setdefault("KMP_BLOCKTIME", "1")

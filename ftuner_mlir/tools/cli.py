@@ -10,22 +10,10 @@
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 
 DEFAULT_T = (1, 2, 3, 5, 7, 8, 13, 16, 24, 31, 43, 62, 64, 81, 100, 119, 127, 128)
-
-
-def _median_seconds(fn, min_time: float, min_reps: int = 5) -> float:
-    fn()                                   # warm-up
-    times, total = [], 0.0
-    while total < min_time or len(times) < min_reps:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-        total += times[-1]
-    return statistics.median(times)
 
 
 def _parse_ts(text: str) -> list[int]:
@@ -43,6 +31,7 @@ def demo(args) -> int:
 
     import ftuner_mlir
     from ftuner_mlir import models
+    from ftuner_mlir.bench.measure import median_times
     from ftuner_mlir.ukernel.cover import cover
 
     n, k = 2304, 768
@@ -67,8 +56,8 @@ def demo(args) -> int:
         ok = err < 1e-4 and np.isfinite(y).all()
         failures += not ok
         flops = 2.0 * m * n * k
-        ours = _median_seconds(lambda: fn(x, w), args.min_time)
-        theirs = _median_seconds(lambda: x @ w.T, args.min_time)
+        times = median_times({"ftuner": lambda: fn(x, w), "numpy": lambda: x @ w.T}, args.min_time)
+        ours, theirs = times["ftuner"], times["numpy"]
         cov = cover(uks, 1, m, n, k)
         used = " ".join(f"{r}x{c}" for (r, c) in sorted(cov.tiles, reverse=True))
         ratios.append(theirs / ours)

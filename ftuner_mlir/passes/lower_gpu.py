@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..lowering import gpu
-from .base import ModulePass, PassFailure, location_of, option, walk
+from .base import ModulePass, PassFailure, functions, location_of, option, walk
 
 FORMATS = ("isa", "bin", "fatbin")
 
@@ -28,8 +28,9 @@ class LowerGpu(ModulePass):
     @staticmethod
     def _reject_host_buffers(module_op) -> None:
         """A buffer allocated by host code would live in host memory, out of the kernels' reach."""
-        for op in walk(module_op):
-            if op.operation.name in ("memref.alloc", "memref.alloca") and \
-                    op.operation.parent.name != "gpu.func" and "gpu.module" not in str(op.operation.parent.name):
-                raise PassFailure(location_of(op), "the GPU path does not support intermediate buffers yet: every "
-                                                   "tensor must be an argument or a result of the public function")
+        for fn in functions(module_op):
+            for op in walk(fn):
+                if op.operation.name in ("memref.alloc", "memref.alloca"):
+                    raise PassFailure(location_of(op), "the GPU path does not support intermediate buffers yet: "
+                                                       "every tensor must be an argument or a result of the "
+                                                       "public function")

@@ -1,7 +1,7 @@
 """CPU lowering stages: vectorize the uKernels (transform dialect), then bufferize, parallelize, LLVM."""
 from __future__ import annotations
 
-from mlir import ir, passmanager
+from mlir import ir
 from mlir.dialects.transform import interpreter
 
 # Each uKernel: tile the reduction by 1, vectorize the static rows x cols x 1 contraction, and hoist the
@@ -55,7 +55,9 @@ def parallel_pipeline(num_threads: int) -> list[str]:
     return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
 
 
-def llvm_pipeline(openmp: bool, lanes: int = 16) -> list[str]:
+def llvm_pipeline(openmp: bool, lanes: int) -> list[str]:
+    """`lanes`: fp32 elements per vector; 16 (AVX-512) lowers the 16x16 pack transposes with the
+    dedicated shuffle sequence, other widths with 1-D shuffles."""
     # finalize-memref-to-llvm before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope ops
     # that need single-block bodies when they are lowered.
     stages = [
@@ -68,8 +70,3 @@ def llvm_pipeline(openmp: bool, lanes: int = 16) -> list[str]:
     if openmp:
         stages.append("convert-openmp-to-llvm")
     return stages + ["convert-ub-to-llvm", "reconcile-unrealized-casts"]
-
-
-def run_upstream(module_op, stages: list[str]) -> None:
-    pm = passmanager.PassManager.parse(f"builtin.module({','.join(stages)})", module_op.context)
-    pm.run(module_op)

@@ -29,13 +29,7 @@ def location_of(op) -> str:
 class ModulePass:
     name: ClassVar[str]
     summary: ClassVar[str]
-    target: CpuTarget | None = dataclasses.field(default=None, compare=False, repr=False)
-
-    def run(self, module_op) -> None:
-        """Run on its own (outside a pass manager): every step in order."""
-        from ..lowering.cpu import run_upstream
-        for step in self.steps():
-            step(module_op) if callable(step) else run_upstream(module_op, [step])
+    target: CpuTarget | None = dataclasses.field(default=None, compare=False, repr=False)   # or a GpuTarget
 
     def steps(self) -> list:
         """What the pass does, as Python callbacks `fn(module_op)` and upstream pipeline strings. The

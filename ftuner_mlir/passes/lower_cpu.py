@@ -19,5 +19,7 @@ class LowerCpu(ModulePass):
 
     def steps(self) -> list:
         threads = self.threads()
-        stages = cpu.bufferize_pipeline() + cpu.parallel_pipeline(threads) + cpu.llvm_pipeline(openmp=threads > 1)
+        lanes = self.resolved_target().lanes(32)
+        stages = (cpu.bufferize_pipeline() + cpu.parallel_pipeline(threads)
+                  + cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes))
         return [abi.convert_public_functions, VectorizeUKernels(target=self.target).apply, ",".join(stages)]

@@ -81,6 +81,18 @@ def test_transposed_weight_odd_sizes(exes, rng, m, n, k):
     assert_matches(out, x.astype(np.float64) @ w.astype(np.float64).T, np.abs(x).astype(np.float64) @ np.abs(w).T)
 
 
+@pytest.mark.parametrize("target, dtype", [("x86-avx2", np.float32), ("host", np.float64)])
+def test_transposed_weight_other_vector_widths(rng, target, dtype):
+    """8-lane packing transposes: AVX2 fp32 and AVX-512 fp64 (other shuffle lowerings than 16x16 fp32)."""
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="f64" if dtype == np.float64 else "f32"), target)
+    for m, n, k in [(7, 19, 33), (16, 64, 40), (1, 9, 8)]:
+        x, w = random(rng, (m, k), dtype), random(rng, (n, k), dtype)
+        out = poisoned((m, n), dtype)
+        exe(x, w, out=out)
+        assert_matches(out, x.astype(np.float64) @ w.astype(np.float64).T,
+                       np.abs(x).astype(np.float64) @ np.abs(w).T, rtol=1e-4 if dtype == np.float32 else 1e-10)
+
+
 def test_dense_odd_rows(exes, rng):
     for m in (1, 3, 17, 250):
         x, w = random(rng, (m, 768)), random(rng, (2304, 768))

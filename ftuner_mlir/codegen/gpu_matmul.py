@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
-from .matmul import _Body
+from .text import IRBody
 
 WORKGROUP = "#gpu.address_space<workgroup>"
 
@@ -37,7 +37,7 @@ class _KernelWriter:
     def __init__(self, tile: GpuTile, uks: GpuUKernelSet, guard_edges: bool):
         self.tile, self.uks, self.guard = tile, uks, guard_edges
         self.mt = memref_type(3 if uks.batched else 2)
-        self.b = _Body()
+        self.b = IRBody()
 
     def idx(self, hint: str, expr: str) -> str:
         return self.b.op(hint, f"{expr} : index")
@@ -145,7 +145,7 @@ def emit_dispatch(uks: GpuUKernelSet) -> str:
     rank = 3 if uks.batched else 2
     mt = memref_type(rank)
     body, edge = uks.body, uks.edge
-    b = _Body()
+    b = IRBody()
     zero, one = b.const(0), b.const(1)
     lead = 1 if uks.batched else 0
     m = b.op("m", f"memref.dim %C, {b.const(lead)} : {mt}")

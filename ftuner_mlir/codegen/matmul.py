@@ -15,54 +15,22 @@ with the number of sibling loops that thread a tensor through one function body.
 from __future__ import annotations
 
 from ..ukernel.space import UKernelSet
+from .text import IRBody
 
 
-class _Body:
-    """Collects lines and hands out fresh SSA names."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-        self.count = 0
-
-    def fresh(self, hint: str) -> str:
-        self.count += 1
-        return f"%{hint}{self.count}"
-
-    def __call__(self, line: str):
-        self.lines.append(line)
-
-    def op(self, hint: str, rhs: str) -> str:
-        name = self.fresh(hint)
-        self.lines.append(f"{name} = {rhs}")
-        return name
-
-    def const(self, value: int) -> str:
-        return self.op("c", f"arith.constant {value} : index")
-
-    def text(self, indent="  ") -> str:
-        out, depth = [], 1
-        for line in self.lines:
-            if line.startswith("}"):
-                depth -= 1
-            out.append(indent * depth + line)
-            if line.endswith("{"):
-                depth += 1
-        return "\n".join(out)
-
-
-def _ceil_div(b: _Body, x: str, y: str) -> str:
+def _ceil_div(b: IRBody, x: str, y: str) -> str:
     return b.op("q", f"arith.ceildivui {x}, {y} : index")
 
 
-def _round_up(b: _Body, x: str, step: str) -> str:
+def _round_up(b: IRBody, x: str, step: str) -> str:
     return b.op("r", f"arith.muli {_ceil_div(b, x, step)}, {step} : index")
 
 
-def _max(b: _Body, x: str, y: str) -> str:
+def _max(b: IRBody, x: str, y: str) -> str:
     return b.op("mx", f"arith.maxui {x}, {y} : index")
 
 
-def _strip_ranges(b: _Body, extent: str, sizes: tuple[int, ...]) -> list[tuple[int, str, str]]:
+def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...]) -> list[tuple[int, str, str]]:
     """(size, lo, hi) per strip size: [0, body) for the body size, then one range per binary digit."""
     body = b.const(sizes[0])
     rest = b.op("rem", f"arith.remui {extent}, {body} : index")
@@ -122,7 +90,7 @@ def emit_pack(uks: UKernelSet) -> str:
     transpose."""
     t2, dt, size = _dyn(2, uks.dtype), uks.dtype, uks.lanes
     tile = f"tensor<{size}x{size}x{dt}>"
-    b = _Body()
+    b = IRBody()
     zero, one, step = b.const(0), b.const(1), b.const(size)
     bn = b.op("bn", f"tensor.dim %src, {zero} : {t2}")
     kk = b.op("kk", f"tensor.dim %src, {one} : {t2}")
@@ -157,7 +125,7 @@ def emit_pack(uks: UKernelSet) -> str:
 def emit_rows(rows: int, uks: UKernelSet) -> str:
     """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows."""
     t, dt = _dyn(2, uks.dtype), uks.dtype
-    b = _Body()
+    b = IRBody()
     one = b.const(1)
     kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
     bn = b.op("bn", f"tensor.dim %c, {one} : {t}")
@@ -190,7 +158,7 @@ def emit_dispatch(uks: UKernelSet) -> str:
     """The dispatch function: (A, B, C_init) -> C, all operands fully dynamic."""
     rank = 3 if uks.batched else 2
     t, t2, dt = _dyn(rank, uks.dtype), _dyn(2, uks.dtype), uks.dtype
-    b = _Body()
+    b = IRBody()
     zero, one = b.const(0), b.const(1)
     lead = 1 if uks.batched else 0          # index of the M axis in C
     m = b.op("m", f"tensor.dim %C, {b.const(lead)} : {t}")

@@ -27,3 +27,20 @@ def pack_descriptors(entries) -> tuple[array, int, list[int]]:
     words += [base + 8 * (descs_end + i) for i in range(n)]       # slot i -> that pointer
     buf[:] = array("q", words)
     return buf, base + 8 * (descs_end + n), pointers
+
+
+class DescriptorBuffer:
+    """pack_descriptors for repeated calls with the same ranks: the buffer stays at one address, so the
+    pointers and slots are written once and a call only rewrites the descriptors. One per thread."""
+
+    def __init__(self, ranks):
+        self.buf, self.packed, self.pointers = pack_descriptors([(0, (0,) * r, (0,) * r) for r in ranks])
+        self.size = sum(3 + 2 * r for r in ranks)
+
+    def fill(self, entries) -> int:
+        """Write the descriptors of `entries` (as for pack_descriptors); returns the packed address."""
+        words: list[int] = []
+        for data, shape, strides in entries:
+            words += (data, data, 0, *shape, *strides)
+        self.buf[:self.size] = array("q", words)
+        return self.packed

@@ -1,11 +1,14 @@
 """A compiled module: validated calls into JIT'd code, numpy arrays in and out."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..ukernel.cover import cover
 from . import shape_rules
-from .memref import pack_arguments
+from .descriptors import DescriptorBuffer
+from .memref import entries
 from .signature import Signature
 
 
@@ -20,6 +23,7 @@ class Function:
         self._entry = engine.lookup(signature.name)   # packed C interface, resolved once
         self._result_shapes: dict[tuple, list] = {}    # argument shapes -> result shapes (checked)
         self.rules = signature.rules()
+        self._per_thread = threading.local()            # descriptor buffer of each calling thread
 
     def bind_shapes(self, shapes) -> dict[int, int]:
         """Dimension class -> size, checking every equality the ops require."""
@@ -50,9 +54,11 @@ class Function:
     def __call__(self, *arrays, out=None):
         """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
         outs = self._outputs(self.check(arrays), out)
-        keep_alive, packed, _ = pack_arguments((*arrays, *outs))
-        self._entry(packed)
-        del keep_alive
+        buffer = getattr(self._per_thread, "buffer", None)
+        if buffer is None:
+            ranks = [len(spec.shape) for spec in (*self.signature.args, *self.signature.results)]
+            buffer = self._per_thread.buffer = DescriptorBuffer(ranks)
+        self._entry(buffer.fill(entries((*arrays, *outs))))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:

@@ -1,9 +1,8 @@
-"""Packed call arguments from numpy arrays (see descriptors.py for the layout)."""
+"""Descriptor entries of numpy arrays (see descriptors.py for the layout)."""
 from __future__ import annotations
 
 import ctypes
 
-from .descriptors import pack_descriptors
 
 
 def data_address(a) -> int:
@@ -15,6 +14,6 @@ def data_address(a) -> int:
         return a.ctypes.data
 
 
-def pack_arguments(arrays):
-    """(buffer, packed address) for C-contiguous arrays (checked by the caller)."""
-    return pack_descriptors([(data_address(a), a.shape, [s // a.itemsize for s in a.strides]) for a in arrays])
+def entries(arrays):
+    """(address, shape, strides in elements) of C-contiguous arrays (checked by the caller)."""
+    return [(data_address(a), a.shape, [s // a.itemsize for s in a.strides]) for a in arrays]

@@ -74,10 +74,22 @@ def demo(args) -> int:
 
 def target(args) -> int:
     import ftuner_mlir
-    from ftuner_mlir.ukernel import FAMILIES, candidates, select
+    from ftuner_mlir.ukernel import FAMILIES
 
     tgt = ftuner_mlir.parse_target(args.target)
     print(tgt.describe())
+    if tgt.kind == "gpu":
+        from ftuner_mlir.ukernel.gpu_space import candidates, select_gpu
+        feasible = [t for t, why in candidates(tgt) if why is None]
+        print(f"block tile candidates: {len(feasible)} feasible of {len(candidates(tgt))}; best by intensity:")
+        for t in sorted(feasible, key=lambda t: -t.intensity())[:6]:
+            print(f"  {t.bm}x{t.bn}x{t.bk} thread tile {t.tm}x{t.tn}: {t.threads} threads, {t.registers} registers, "
+                  f"{t.shared_bytes // 1024} KiB shared, {t.blocks_per_sm(tgt)} blocks/SM, "
+                  f"intensity {t.intensity():.1f} flop/B")
+        for family in FAMILIES:
+            print(select_gpu(tgt, family).describe())
+        return 0
+    from ftuner_mlir.ukernel import candidates, select
     print("register tile candidates (f32):")
     for c in candidates(tgt, "f32"):
         print(f"  {c.tile.mr:>2}x{c.tile.nr:<3} registers {c.registers:>2}  intensity {c.intensity:5.1f}"

@@ -68,3 +68,10 @@ def test_demo_runs_and_checks():
     assert "compilations in this process: 1" in r.stdout
     rows = [line.split() for line in r.stdout.splitlines() if line.split() and line.split()[0] in ("1", "3")]
     assert [row[1] for row in rows] == ["16", "48"]
+
+
+@pytest.mark.parametrize("target, expected", [("x86-avx512", "16x16 registers 18  intensity  16.0"),
+                                              ("cuda:h200", "body block 128x128x8, thread tile 8x8 (256 threads)")])
+def test_ftuner_target(target, expected):
+    r = subprocess.run([str(BIN / "ftuner"), "target", "--target", target], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and expected in r.stdout, r.stdout + r.stderr

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Callable
 
 import numpy as np
@@ -27,7 +28,7 @@ class Sweep:
     title: str
     model: Callable[..., str]             # dims -> MLIR text; "?" for a dynamic dim
     layout: Callable[[dict], tuple]       # dims -> (argument shapes, output shape, flops)
-    reference: Callable                   # the same computation in numpy
+    reference: Callable                   # the same computation with `@` (numpy and torch alike)
     varying: tuple[str, ...]              # dims compiled as "?" in the compiled-once module
     cases: tuple[Case, ...] = ()
 
@@ -73,13 +74,13 @@ def _bmm(**dims) -> str:
 
 def bmm_tall(ts=BMM_T) -> Sweep:
     sweep = Sweep("bmm_tx64xt", "BatchMatmul [192,T,64] x [192,64,T]", lambda m, n, k: _bmm(m=m, n=n, k=k),
-                  _bmm_layout, np.matmul, ("m", "n"))
+                  _bmm_layout, operator.matmul, ("m", "n"))
     return sweep.with_cases((t, dict(m=t, n=t, k=64)) for t in ts)
 
 
 def bmm_wide(ts=BMM_T) -> Sweep:
     sweep = Sweep("bmm_txtx64", "BatchMatmul [192,T,T] x [192,T,64]", lambda m, n, k: _bmm(m=m, n=n, k=k),
-                  _bmm_layout, np.matmul, ("m", "k"))
+                  _bmm_layout, operator.matmul, ("m", "k"))
     return sweep.with_cases((t, dict(m=t, n=64, k=t)) for t in ts)
 
 
@@ -89,5 +90,5 @@ def odd(count: int = 16, seed: int = 7) -> Sweep:
     rng = np.random.default_rng(seed)
     draws = [tuple(int(v) for v in rng.choice(pool, 3)) for _ in range(count)]
     sweep = Sweep("odd", "Odd shapes: M, N, K in {1} + primes <= 2048",
-                  lambda m, n, k: models.matmul(m=m, n=n, k=k), _matmul_layout, np.matmul, ("m", "n", "k"))
+                  lambda m, n, k: models.matmul(m=m, n=n, k=k), _matmul_layout, operator.matmul, ("m", "n", "k"))
     return sweep.with_cases((i, dict(m=m, n=n, k=k)) for i, (m, n, k) in enumerate(draws))

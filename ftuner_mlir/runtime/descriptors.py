@@ -10,15 +10,21 @@ from __future__ import annotations
 from array import array
 
 
-def pack_descriptors(entries) -> tuple[array, int, list[int]]:
-    """`entries`: (data address, shape, strides in elements) per argument. Returns (buffer, address of
-    the packed slots for `_mlir_<fn>`, descriptor addresses for `_mlir_ciface_<fn>`); keep the buffer
-    alive until the call returns."""
+def descriptor_words(entries) -> tuple[list[int], list[int]]:
+    """(all descriptor words, where each descriptor starts) for (data address, shape, strides) entries."""
     words: list[int] = []
     starts = []
     for data, shape, strides in entries:
         starts.append(len(words))
         words += (data, data, 0, *shape, *strides)
+    return words, starts
+
+
+def pack_descriptors(entries) -> tuple[array, int, list[int]]:
+    """`entries`: (data address, shape, strides in elements) per argument. Returns (buffer, address of
+    the packed slots for `_mlir_<fn>`, descriptor addresses for `_mlir_ciface_<fn>`); keep the buffer
+    alive until the call returns."""
+    words, starts = descriptor_words(entries)
     n, descs_end = len(starts), len(words)
     buf = array("q", bytes(8 * (descs_end + 2 * n)))
     base = buf.buffer_info()[0]
@@ -39,8 +45,5 @@ class DescriptorBuffer:
 
     def fill(self, entries) -> int:
         """Write the descriptors of `entries` (as for pack_descriptors); returns the packed address."""
-        words: list[int] = []
-        for data, shape, strides in entries:
-            words += (data, data, 0, *shape, *strides)
-        self.buf[:self.size] = array("q", words)
+        self.buf[:self.size] = array("q", descriptor_words(entries)[0])
         return self.packed

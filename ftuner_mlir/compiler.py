@@ -52,7 +52,7 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
 
 
 def _compile(source: str, target, select: SelectUKernels, num_threads: int, opt_level: int):
-    if getattr(target, "kind", "cpu") == "gpu":
+    if target.kind == "gpu":
         return _compile_gpu(source, target, select, opt_level)
     return _compile_cpu(source, target, select, num_threads, opt_level)
 

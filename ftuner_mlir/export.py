@@ -39,7 +39,7 @@ def _run(cmd: list[str]) -> None:
 
 def export(source: str, target: str, out_dir, name: str = "model") -> Path:
     target = parse_target(target)
-    if getattr(target, "kind", "cpu") != "gpu":
+    if target.kind != "gpu":
         raise ValueError("ftuner export builds GPU modules: pass --target=cuda:<gpu>")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ class LowerGpu(ModulePass):
 
     def steps(self) -> list:
         target = self.resolved_target()
-        if getattr(target, "kind", "cpu") != "gpu":
+        if target.kind != "gpu":
             raise ValueError(f"{self.name} needs a GPU target (--target=cuda:...)")
         if self.format not in FORMATS:
             raise ValueError(f"{self.name}: format must be one of {FORMATS}, got {self.format!r}")

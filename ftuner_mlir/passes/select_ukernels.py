@@ -91,7 +91,7 @@ class SelectUKernels(ModulePass):
 
     def apply(self, module_op) -> None:
         target = self.resolved_target()
-        if getattr(target, "kind", "cpu") == "gpu":
+        if target.kind == "gpu":
             return self.run_gpu(module_op, target)
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):

@@ -49,9 +49,6 @@ class CpuTarget:
                 f"L1d {kib(self.l1d_bytes)}, L2 {kib(self.l2_bytes)}, L3 {kib(self.l3_bytes)}, "
                 f"{self.cores} cores")
 
-    def with_cores(self, cores: int) -> "CpuTarget":
-        return dataclasses.replace(self, cores=cores)
-
 
 def _preset(name, isa, l1, l2, l3, cores):
     return CpuTarget(name, isa, ISA_VECTOR_BITS[isa], ISA_VECTOR_REGISTERS[isa], l1, l2, l3, cores)

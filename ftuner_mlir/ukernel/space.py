@@ -131,8 +131,6 @@ class UKernelSet(FamilyTraits):
                 f"{list(self.row_sizes[1:])}, column remainders {list(self.col_sizes[1:])}, "
                 f"blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
 
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
 
 
 def ranked_candidates(target: CpuTarget, dtype: str = "f32") -> list[Candidate]:

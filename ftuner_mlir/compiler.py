@@ -1,112 +1,139 @@
-"""`compile()`: MLIR text in, an Executable out. One compilation serves every shape."""
+"""`compile()`: MLIR text in, an Executable out. One compilation serves every shape.
+
+CPU modules are compiled by a child process (build/isolate.py) into a native shared library, cached
+on disk (build/cache.py) and loaded with the runtime loader; `isolate=False` compiles in this process
+with the ExecutionEngine instead (for debugging: an MLIR assertion then ends this process). GPU modules
+are compiled in this process (host code JIT'd, kernels as PTX for the CUDA driver).
+"""
 from __future__ import annotations
 
-import hashlib
 import threading
+from pathlib import Path
 
-from mlir import ir
-from mlir.execution_engine import ExecutionEngine
-
-from . import driver, settings
+from . import settings
+from .build import cache as module_cache
+from .build.options import BuildOptions
+from .build.toolchain import cpu_identity
+from .errors import CompileError
 from .hardware.cpu import CpuTarget, parse_target
-from .passes import LowerCpu, PassFailure, SelectUKernels, Tile
 from .runtime import libs
-from .runtime.executable import Executable, Function
-from .runtime.signature import analyze
+from .runtime.executable import Executable
+from .runtime.function import Function, c_interface
+from .tuning.db import chosen_tile
+from .ukernel.space import UKernelSet
 
 __all__ = ["compile", "CompileError", "Executable"]
 
-
-class CompileError(Exception):
-    """The module could not be compiled; the message holds MLIR-style diagnostics."""
-
-
-_cache: dict[str, Executable] = {}
+_memo: dict[str, Executable] = {}
 _lock = threading.Lock()
 compilations = 0          # how many modules this process has really compiled (tests watch it)
-
-
-def _key(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int, opt_level: int) -> str:
-    """Everything that changes the generated code, the tiles from the tuning database included."""
-    tiles = [select.tile_for(target, dtype) for dtype in ("f32", "f64")]
-    h = hashlib.sha256()
-    for part in (source, target.to_json(), str(tiles), str(num_threads), str(opt_level)):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h.hexdigest()
+cache_loads = 0           # how many modules came from the on-disk cache
 
 
 def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0, opt_level: int = 3,
-            tile: tuple[int, int] | None = None, tuning: bool = True) -> Executable:
+            tile: tuple[int, int] | None = None, tuning: bool = True, isolate: bool = True,
+            cache: bool | None = None, timeout_s: float | None = None, memory_mb: int | None = None) -> Executable:
     """Compile a module of `func.func`s on tensors (dynamic dims allowed). One compilation serves every
-    shape. `tile` forces the body uKernel (rows, cols); `tuning=False` ignores the tuning database.
-    Cached per process: the same text, target and options return the same Executable."""
+    shape.
+
+    num_threads  threads of the generated code (0: the target's cores; 1: sequential)
+    opt_level    LLVM -O level, 0..3
+    tile         force the body uKernel (rows, cols); tuning=False ignores the tuning database
+    isolate      compile in a child process (default) into a native library; False: in this process
+    cache        read and write the on-disk module cache (default: on, unless FTUNER_NO_CACHE=1)
+    timeout_s    the child's time limit (default 1800 s); memory_mb its address-space limit (default:
+                 3/4 of the machine's memory). Past either, a CompileError names the limit.
+    The same text, target and options return the same Executable within a process."""
+    if not isinstance(source, str):
+        raise TypeError(f"compile() takes MLIR text (str), got {type(source).__name__}")
     target = parse_target(target)
-    mr, nr = tile or (0, 0)
-    select = SelectUKernels(target=target, mr=mr, nr=nr, tuning=tuning and target.kind == "cpu")
-    key = _key(source, target, select, num_threads, opt_level)
-    with _lock:
-        if key not in _cache:
-            _cache[key] = _compile(source, target, select, num_threads, opt_level)
-        return _cache[key]
-
-
-def _compile(source: str, target, select: SelectUKernels, num_threads: int, opt_level: int):
     if target.kind == "gpu":
-        return _compile_gpu(source, target, select, opt_level)
-    return _compile_cpu(source, target, select, num_threads, opt_level)
+        return _compile_gpu(source, target, opt_level)
+    mr, nr = tile or (0, 0)
+    options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning)
+    tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
+    key = module_cache.key(source, options.to_json(), repr(tiles), cpu_identity(target))
+    use_cache = settings.module_cache_enabled() if cache is None else cache
+    with _lock:
+        memo_key = f"{key}/{isolate}"
+        if memo_key not in _memo:
+            if isolate:
+                _memo[memo_key] = _compile_isolated(source, options, key, use_cache, timeout_s, memory_mb)
+            else:
+                _memo[memo_key] = _compile_in_process(source, options)
+        return _memo[memo_key]
 
 
-def _lower(source: str, context: ir.Context, select: SelectUKernels, stages: list):
-    """Parse, select, read the signatures (tensor level), run the rest: (module, signatures)."""
-    try:
-        module = ir.Module.parse(source, context)
-        driver.run_pipeline(module, [select])
-        signatures = analyze(module.operation)
-        if not signatures:
-            raise CompileError("the module has no public func.func with a body to compile")
-        driver.run_pipeline(module, stages)
-    except ir.MLIRError as err:
-        raise CompileError(driver.format_mlir_error(err)) from None
-    except PassFailure as err:
-        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
-    return module, signatures
-
-
-def _compile_gpu(source: str, target, select: SelectUKernels, opt_level: int) -> Executable:
-    """Host code JIT'd by the ExecutionEngine, kernels as PTX loaded by the CUDA driver. Arguments are
-    CUDA tensors (see runtime/loader.py). Without a driver: a clear error, before the CUDA wrapper
-    library (which would abort the process when libcuda.so.1 is missing) is loaded."""
-    import ctypes
-
-    from .passes import Bufferize, LowerGpu
-    from .runtime.loader import ExportedFunction, check_driver
-
+def _compile_gpu(source: str, target, opt_level: int) -> Executable:
     global compilations
+    from .build.gpu_jit import compile_gpu
+
+    memo_key = module_cache.key(source, target.to_json(), f"gpu-O{opt_level}")
+    with _lock:
+        if memo_key not in _memo:
+            _memo[memo_key] = compile_gpu(source, target, opt_level)
+            compilations += 1
+        return _memo[memo_key]
+
+
+def _tiled_ops(manifest: dict, name: str) -> tuple:
+    return tuple((UKernelSet(**uks), tuple(loops)) for uks, loops in manifest["tiled_ops"].get(name, []))
+
+
+def _load(folder: Path, origin: str) -> Executable:
+    from .runtime import loader
+
+    settings.configure_openmp()
+    module = loader.load(folder, libs.runtime_libraries(loader.needs(folder)))
+    for name, fn in module.functions.items():
+        fn.tiled_ops = _tiled_ops(module.metadata, name)
+    return Executable((module,), dict(module.functions), origin=origin,
+                      library=str(folder / module.metadata["library"]))
+
+
+def _compile_isolated(source: str, options: BuildOptions, key: str, use_cache: bool, timeout_s, memory_mb):
+    global compilations, cache_loads
+    from .build.isolate import build_isolated, discard
+
+    if use_cache:
+        found = module_cache.lookup(key)
+        if found is not None:
+            cache_loads += 1
+            return _load(found, "cache")
+    build = module_cache.new_build_dir()
+    try:
+        build_isolated(source, options, build, timeout_s, memory_mb)
+        compilations += 1
+        if use_cache:
+            return _load(module_cache.publish(build, key), "built")
+        return _load(build, "built")       # loaded libraries stay mapped after their files go
+    finally:
+        if not use_cache or build.exists():
+            discard(build)
+
+
+def _compile_in_process(source: str, options: BuildOptions) -> Executable:
+    """The ExecutionEngine route: same lowering, JIT'd into this process."""
+    global compilations
+    from mlir import ir
+    from mlir.execution_engine import ExecutionEngine
+
+    from .build.pipeline import lower_cpu
+
     context = ir.Context()
-    module, signatures = _lower(source, context, select,
-                                [Bufferize(target=target), Tile(target=target), LowerGpu(target=target)])
-    check_driver()
-    engine = ExecutionEngine(module, opt_level=opt_level,
-                             shared_libs=[str(libs.mlir_lib_dir() / "libmlir_cuda_runtime.so"), libs.c_runner_utils()])
+    module, signatures = lower_cpu(source, context, options)
+    settings.configure_openmp()
+    shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if options.threads() > 1 else [])
+    llvm_dialect = str(module)
+    try:
+        engine = ExecutionEngine(module, opt_level=options.opt_level, shared_libs=shared)
+    except RuntimeError as err:
+        raise CompileError(f"the ExecutionEngine failed: {err}") from None
     compilations += 1
     functions = {}
     for name, sig in signatures.items():
-        n = len(sig.args) + len(sig.results)
-        entry = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(engine.raw_lookup(f"_mlir_ciface_{name}"))
-        functions[name] = ExportedFunction(entry, sig.rules())
-    return Executable((context, module, engine), functions, str(module))
+        entry = c_interface(engine.raw_lookup(f"_mlir_ciface_{name}"), len(sig.args) + len(sig.results))
+        functions[name] = Function(entry, sig.rules(), sig.tiled_ops)
+    return Executable((context, module, engine), functions, llvm_dialect, origin="in-process")
 
 
-def _compile_cpu(source: str, target: CpuTarget, select: SelectUKernels, num_threads: int,
-                 opt_level: int) -> Executable:
-    global compilations
-    context = ir.Context()
-    lower = LowerCpu(target=target, num_threads=num_threads)
-    module, signatures = _lower(source, context, select, [Tile(target=target), lower])
-    settings.configure_openmp()
-    shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if lower.threads() > 1 else [])
-    engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=shared)
-    compilations += 1
-    functions = {name: Function(engine, sig) for name, sig in signatures.items()}
-    return Executable((context, module, engine), functions, str(module))

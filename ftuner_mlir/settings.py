@@ -1,7 +1,9 @@
 """Every environment setting the project reads, in one place.
 
-FTUNER_CACHE_DIR   where the tuning database lives (default: $XDG_CACHE_HOME/ftuner-mlir, or
-                   ~/.cache/ftuner-mlir)
+FTUNER_CACHE_DIR   where the tuning database and the compiled-module cache live (default:
+                   $XDG_CACHE_HOME/ftuner-mlir, or ~/.cache/ftuner-mlir)
+FTUNER_NO_CACHE    set to 1 to neither read nor write compiled modules on disk (compile(cache=...)
+                   overrides it per call)
 FTUNER_NO_TUNING   set to 1 to ignore tuning measurements and use the analytic scores only
 KMP_BLOCKTIME      read by the OpenMP runtime (libiomp5): how long idle worker threads spin, in ms.
                    Default here 1 (the runtime's own is 200), so the workers do not steal the cores
@@ -20,8 +22,16 @@ def cache_dir() -> Path:
     return Path(base) / "ftuner-mlir"
 
 
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "0").strip().lower() in ("1", "true", "yes")
+
+
+def module_cache_enabled() -> bool:
+    return not _flag("FTUNER_NO_CACHE")
+
+
 def tuning_enabled() -> bool:
-    return os.environ.get("FTUNER_NO_TUNING", "0") not in ("1", "true", "yes")
+    return not _flag("FTUNER_NO_TUNING")
 
 
 def configure_openmp() -> None:

@@ -29,7 +29,7 @@ def run_sweep(sweep, compile_fn, limits, options, log=print) -> dict:
         out = np.full(case.out_shape, np.nan, np.float32)
         errors = {"ftuner": rel_err(exe(*inputs, out=out), reference)}
         columns = {"ftuner": lambda: exe(*inputs), "numpy": lambda: sweep.reference(*inputs)}
-        covered = [cov for _, cov in exe.functions[next(iter(exe.functions))].coverage(*case.shapes)]
+        covered = [cov for _, cov in exe.coverage(*case.shapes)]
         row = dict(x=case.x, dims=case.dims, flops=case.flops,
                    ftuner_padded_work=max((c.padded_fraction for c in covered if c), default=0.0),
                    ukernels=sorted({f"{r}x{c}" for cov in covered if cov for (r, c) in cov.tiles}))

@@ -44,8 +44,14 @@ def bufferize_pipeline() -> list[str]:
         "canonicalize", "cse", "eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
         "one-shot-bufferize{bufferize-function-boundaries=1 "
         "function-boundary-type-conversion=fully-dynamic-layout-map}",
-        "inline", "symbol-dce", "canonicalize", "cse", "buffer-deallocation-pipeline", "canonicalize",
+        "drop-equivalent-buffer-results",
     ]
+
+
+def after_bufferize_pipeline() -> list[str]:
+    """Row strips and uKernels are inlined into their dispatch (dispatch calls are kept: see
+    dispatch_calls.py), then buffers are freed."""
+    return ["inline", "symbol-dce", "canonicalize", "cse", "buffer-deallocation-pipeline", "canonicalize"]
 
 
 def parallel_pipeline(num_threads: int) -> list[str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..lowering import abi, cpu
+from ..lowering import abi, cpu, dispatch_calls
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -20,6 +20,7 @@ class LowerCpu(ModulePass):
     def steps(self) -> list:
         threads = self.threads()
         lanes = self.resolved_target().lanes(32)
-        stages = (cpu.bufferize_pipeline() + cpu.parallel_pipeline(threads)
-                  + cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes))
-        return [abi.convert_public_functions, VectorizeUKernels(target=self.target).apply, ",".join(stages)]
+        after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads) \
+            + cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)
+        return [abi.convert_public_functions, VectorizeUKernels(target=self.target).apply,
+                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls, ",".join(after)]

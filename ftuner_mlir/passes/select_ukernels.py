@@ -5,7 +5,7 @@ import dataclasses
 
 from mlir import ir
 
-from .. import settings
+from ..tuning.db import chosen_tile
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet, select_gpu
 from ..ukernel.space import RegisterTile, UKernelSet, select
 from .base import ModulePass, option, walk
@@ -79,15 +79,11 @@ class SelectUKernels(ModulePass):
     tuning: bool = option(True, "use the tuning database (also off with FTUNER_NO_TUNING=1)")
 
     def tile_for(self, target, dtype: str) -> RegisterTile | None:
-        if self.mr or self.nr:
-            if not (self.mr > 0 and self.nr > 0):
-                raise ValueError(f"{self.name}: mr and nr must be given together")
-            return RegisterTile(self.mr, self.nr)
-        if self.tuning and settings.tuning_enabled():
-            from ..tuning.db import TuningDB
-            measured = TuningDB().best_tile(target, "matmul", dtype)
-            return RegisterTile(*measured) if measured else None
-        return None
+        try:
+            tile = chosen_tile(target, dtype, self.mr, self.nr, self.tuning)
+        except ValueError as err:
+            raise ValueError(f"{self.name}: {err}") from None
+        return RegisterTile(*tile) if tile else None
 
     def apply(self, module_op) -> None:
         target = self.resolved_target()

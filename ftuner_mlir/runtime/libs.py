@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
+import importlib.util
 from pathlib import Path
 
 
 @functools.cache
 def mlir_lib_dir() -> Path:
-    import mlir._mlir_libs
-    return Path(mlir._mlir_libs.__file__).resolve().parent.parent / "lib"
+    """Found without importing the bindings (that takes a tenth of a second)."""
+    spec = importlib.util.find_spec("mlir._mlir_libs")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("the MLIR Python bindings are not installed (pip install xtc-mlir-python-bindings)")
+    return Path(spec.origin).resolve().parent.parent / "lib"
 
 
 def c_runner_utils() -> str:
@@ -39,3 +43,12 @@ def tool(name: str) -> str:
         if path.exists():
             return str(path)
     raise FileNotFoundError(f"{name} not found under {root}/{{mlir,llvm}}/bin")
+
+
+def runtime_libraries(names) -> dict[str, str]:
+    """Paths of the runtime libraries named in a module manifest's `needs`."""
+    found = {"libmlir_c_runner_utils.so": c_runner_utils, "libiomp5.so": openmp_runtime}
+    unknown = set(names) - found.keys()
+    if unknown:
+        raise RuntimeError(f"compiled module needs unknown runtime libraries {sorted(unknown)}")
+    return {name: found[name]() for name in names}

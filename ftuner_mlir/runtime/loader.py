@@ -1,14 +1,15 @@
-"""Loader for a module exported by `ftuner export` (needs only the standard library, plus PyTorch or
-device pointers of your own to call it). The export copies this file as `ftuner_export/__init__.py`
-next to the library, with shape_rules.py and descriptors.py.
+"""Loader for a compiled module folder: a library plus `module.json` (its manifest). It serves the
+on-disk cache of compiled CPU modules and the folders `ftuner export` writes, which copy this file as
+`ftuner_export/__init__.py` next to the library, with the modules it imports. It needs the standard
+library, plus numpy (CPU modules) or PyTorch / device pointers of your own (GPU modules).
 
     import sys; sys.path.insert(0, "exported")        # the folder `ftuner export` wrote
     import ftuner_export
     mod = ftuner_export.load("exported")
-    y = mod["dense"](x, w)                            # torch CUDA tensors in, a torch CUDA tensor out
+    y = mod["dense"](x, w)                            # numpy arrays (CPU), torch CUDA tensors (GPU)
     mod["dense"](x, w, out=y)                         # or into a preallocated output
 
-Arguments are CUDA tensors (anything with data_ptr(), shape, dtype and is_contiguous()) or
+GPU arguments are CUDA tensors (anything with data_ptr(), shape, dtype and is_contiguous()) or
 DeviceArray(address, shape, dtype) for raw device pointers. Every call is checked against the shape
 rules before any native code runs.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 try:                                    # inside the package
@@ -119,17 +121,47 @@ def _torch_of(args):
 
 
 class ExportedModule:
-    def __init__(self, directory):
+    """`libraries` maps the file names of the runtime libraries the manifest `needs` to their paths
+    (default: next to the library, where an export puts them)."""
+
+    def __init__(self, directory, libraries: dict | None = None):
         directory = Path(directory).resolve()
         self.metadata = json.loads((directory / "module.json").read_text())
-        check_driver()
+        self.kind = self.metadata.get("kind", "gpu")
+        if self.kind == "gpu":
+            check_driver()
+        else:
+            os.environ.setdefault("KMP_BLOCKTIME", "1")     # idle OpenMP workers spin 1 ms, not 200
+        libraries = libraries or {}
+        # the code calls into these by symbol: load them first, into the global namespace
+        self._needed = [ctypes.CDLL(str(libraries.get(name, directory / name)), mode=ctypes.RTLD_GLOBAL)
+                        for name in self.metadata.get("needs", [])]
         self.lib = ctypes.CDLL(str(directory / self.metadata["library"]))
-        self.functions = {name: ExportedFunction(getattr(self.lib, f"_mlir_ciface_{name}"), shape_rules.from_json(rules))
+        self.functions = {name: self._function(name, shape_rules.from_json(rules))
                           for name, rules in self.metadata["functions"].items()}
 
-    def __getitem__(self, name: str) -> ExportedFunction:
-        return self.functions[name]
+    def _function(self, name: str, rules: dict):
+        entry = getattr(self.lib, f"_mlir_ciface_{name}")
+        if self.kind == "gpu":
+            return ExportedFunction(entry, rules)
+        try:                            # numpy is needed by CPU modules only
+            from .function import Function, c_interface
+        except ImportError:             # pragma: no cover - as a script
+            from function import Function, c_interface
+        address = ctypes.cast(entry, ctypes.c_void_p).value
+        return Function(c_interface(address, len(rules["args"]) + len(rules["results"])), rules)
+
+    def __getitem__(self, name: str):
+        try:
+            return self.functions[name]
+        except KeyError:
+            raise KeyError(f"no public function @{name}; have {sorted(self.functions)}") from None
 
 
-def load(directory) -> ExportedModule:
-    return ExportedModule(directory)
+def needs(directory) -> list[str]:
+    """File names of the runtime libraries a module folder's code calls into."""
+    return json.loads((Path(directory) / "module.json").read_text()).get("needs", [])
+
+
+def load(directory, libraries: dict | None = None) -> ExportedModule:
+    return ExportedModule(directory, libraries)

@@ -39,7 +39,7 @@ def demo(args) -> int:
     exe = ftuner_mlir.compile(models.dense(n, k), target=args.target)
     compile_s = time.perf_counter() - t0
     fn = exe["dense"]
-    uks = fn.signature.tiled_ops[0][0]
+    uks = fn.tiled_ops[0][0]
     print(f"Dense layer Y[16T x {n}] = X[16T x {k}] . W[{n} x {k}]^T, fp32, compiled once in {compile_s:.2f} s")
     print(f"target: {ftuner_mlir.parse_target(args.target).describe()}")
     print(f"uKernel set: {uks.describe()}")
@@ -68,7 +68,9 @@ def demo(args) -> int:
     print(f"geomean speed vs numpy: {geo:.2f}x over {len(ratios)} shapes; "
           f"{'all results match numpy (rel. err < 1e-4)' if not failures else f'{failures} WRONG RESULTS'}")
     from ftuner_mlir import compiler
-    print(f"compilations in this process: {compiler.compilations} (one module served every shape)")
+    how = "loaded from the on-disk cache" if exe.origin == "cache" else "compiled in a child process"
+    print(f"compilations in this process: {compiler.compilations + compiler.cache_loads} ({how}; "
+          f"one module served every shape)")
     return 1 if failures else 0
 
 

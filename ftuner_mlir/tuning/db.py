@@ -64,3 +64,15 @@ class TuningDB:
     def best_tile(self, target: CpuTarget, family: str, dtype: str) -> tuple[int, int] | None:
         rows = self.measurements(target, family, dtype)
         return (rows[0][0], rows[0][1]) if rows else None
+
+
+def chosen_tile(target, dtype: str, mr: int = 0, nr: int = 0, tuning: bool = True) -> tuple[int, int] | None:
+    """The body register tile to compile with: forced (mr, nr), else the measured best when tuning is on
+    and there is a measurement, else None (the analytic choice)."""
+    if mr or nr:
+        if not (mr > 0 and nr > 0):
+            raise ValueError("mr and nr must be given together, both positive")
+        return mr, nr
+    if tuning and settings.tuning_enabled():
+        return TuningDB().best_tile(target, "matmul", dtype)
+    return None

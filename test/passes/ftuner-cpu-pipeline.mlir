@@ -14,14 +14,24 @@ func.func @dense(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %c: tensor<?x?xf32>) 
   return %r : tensor<?x?xf32>
 }
 
-// No private helper survives: dispatch, row strips and uKernels are inlined.
-// CHECK-NOT:   ftuner_
+// Each public function calls its op's dispatch; row strips, packs and uKernels are inlined into the
+// dispatch, which holds the OpenMP loop and the vectorized uKernels.
+// CHECK-NOT:   ftuner_rows
+// CHECK-NOT:   ftuner_uk
 // CHECK-LABEL: llvm.func @batch(
-// CHECK:         omp.parallel
-// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NOT:     omp.parallel
+// CHECK:         llvm.call @[[$BATCH:ftuner_dispatch_batch_matmul_[a-z0-9_]+]]({{.*}}) {no_inline}
 // CHECK-LABEL: llvm.func @_mlir_ciface_batch(
 // CHECK-LABEL: llvm.func @dense(
+// CHECK-NOT:     omp.parallel
+// CHECK:         llvm.call @[[$DENSE:ftuner_dispatch_matmul_transpose_b_[a-z0-9_]+]]({{.*}}) {no_inline}
+// CHECK-LABEL: llvm.func @_mlir_ciface_dense(
+// CHECK:       llvm.func @[[$BATCH]](
 // CHECK:         omp.parallel
 // CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// CHECK-LABEL: llvm.func @_mlir_ciface_dense(
-// CHECK-NOT:   ftuner_
+// CHECK:       llvm.func @[[$DENSE]](
+// CHECK:         omp.parallel
+// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NOT:   ftuner_rows
+// CHECK-NOT:   ftuner_uk
+// CHECK-NOT:   ftuner_pack

@@ -25,21 +25,31 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
   return %r : tensor<?x?xf32>
 }
 
-// Destination-passing C interface: three inputs and the output, as memref descriptors.
+// Destination-passing C interface: three inputs and the output, as memref descriptors. The public
+// function runs the elementwise loop itself and calls the matmul's dispatch, which stays a function of
+// its own (compiled once however many ops call it) holding the OpenMP loop and the vectorized uKernels.
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   func.func
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
-// CHECK:         omp.parallel
-// CHECK:           omp.wsloop
-// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK-NOT:     omp.parallel
+// CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_16x16_[a-z0-9_]+]](
+// CHECK-SAME:      {no_inline}
+// CHECK-NOT:     omp.parallel
 // CHECK:         llvm.intr.maximum
 // CHECK-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(
 // CHECK-SAME:      %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
 // CHECK-SAME:      llvm.emit_c_interface
+// CHECK:       llvm.func @[[$DISPATCH]](
+// CHECK:         omp.parallel
+// CHECK:           omp.wsloop
+// CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK-NOT:   linalg.
+// CHECK-NOT:   llvm.func @ftuner_rows
+// CHECK-NOT:   llvm.func @ftuner_uk
 
 // SEQ-LABEL: llvm.func @matmul_bias_relu(
 // SEQ-NOT:     omp.
+// SEQ-LABEL: llvm.func @ftuner_dispatch_matmul_16x16_
+// SEQ-NOT:     omp.
 // SEQ:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // SEQ-NOT:     omp.
-// SEQ-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(

@@ -33,10 +33,10 @@ def test_compile_uses_the_measured_tile(rng):
     db.record(target, "matmul", "f32", 4, 32, 1e6, 5)
     try:
         tuned = ftuner_mlir.compile(src, target)
-        uks = tuned["matmul"].signature.tiled_ops[0][0]
+        uks = tuned["matmul"].tiled_ops[0][0]
         assert (uks.mr, uks.nr) == (4, 32)
-        assert analytic["matmul"].signature.tiled_ops[0][0].mr != 4 or \
-            analytic["matmul"].signature.tiled_ops[0][0].nr != 32
+        assert analytic["matmul"].tiled_ops[0][0].mr != 4 or \
+            analytic["matmul"].tiled_ops[0][0].nr != 32
         a, b = random(rng, (37, 53)), random(rng, (53, 71))
         assert_matches(tuned(a, b), a.astype(np.float64) @ b, np.abs(a).astype(np.float64) @ np.abs(b))
     finally:

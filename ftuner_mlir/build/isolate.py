@@ -1,0 +1,115 @@
+"""Run the compiler process (worker.py) with a time and a memory limit, and turn every way it can end
+into a result or a CompileError: no input can end the caller's process.
+
+A failure keeps its input: the MLIR text and the target go into `<cache dir>/failures/<id>/`, and the
+error ends with a ready-to-paste `ftuner-opt` command that runs the same pipeline on them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from .. import settings
+from ..errors import CompileError
+from . import worker
+
+DEFAULT_TIMEOUT_S = 1800.0
+
+
+def default_memory_mb() -> int:
+    """Three quarters of the machine's memory: enough for any real model, and the machine survives."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+        return max(1024, pages * size * 3 // 4 >> 20)
+    except (ValueError, OSError):
+        return 16 << 10
+
+
+def _limit_memory(memory_mb: int):
+    def apply() -> None:        # runs in the child between fork and exec
+        limit = memory_mb << 20
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)              # an enclosing limit (the tuner's) stays in force
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+def _tail(text: str, lines: int = 25) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def save_reproducer(source: str, options) -> str:
+    """Keep the input and the target; return the ftuner-opt command that replays the pipeline."""
+    ident = hashlib.sha256((source + options.to_json()).encode()).hexdigest()[:16]
+    folder = settings.cache_dir() / "failures" / ident
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "input.mlir").write_text(source)
+        (folder / "target.json").write_text(options.target.to_json())
+    except OSError as err:
+        return f"(could not save a reproducer: {err})"
+    pipeline = shlex.quote(f"--pass-pipeline={options.pipeline_text()}")
+    return (f"reproduce with:\n  ftuner-opt --target={shlex.quote(str(folder / 'target.json'))} {pipeline} "
+            f"{shlex.quote(str(folder / 'input.mlir'))}")
+
+
+def _death(returncode: int, output: str, memory_mb: int) -> str:
+    if returncode < 0:
+        sig = signal.Signals(-returncode).name
+        why = {"SIGABRT": "an MLIR assertion or LLVM fatal error", "SIGSEGV": "a crash inside MLIR/LLVM",
+               "SIGKILL": "killed from outside, most likely out of memory"}.get(sig, "a signal")
+        head = f"the compiler process died of {sig} ({why})"
+    else:
+        head = f"the compiler process exited with status {returncode}"
+    if "bad_alloc" in output or "out of memory" in output.lower() or returncode == 3:
+        head += f"; it ran out of memory under the limit of {memory_mb} MB (compile(..., memory_mb=...))"
+    return head
+
+
+def build_isolated(source: str, options, out: Path, timeout_s: float | None = None,
+                   memory_mb: int | None = None) -> dict:
+    """Build `source` into the folder `out` in a child process; the manifest, or a CompileError."""
+    timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+    memory_mb = default_memory_mb() if memory_mb is None else memory_mb
+    if not timeout_s > 0 or not memory_mb > 0:
+        raise ValueError(f"timeout_s and memory_mb must be positive, got {timeout_s!r} and {memory_mb!r}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "input.mlir").write_text(source)
+    request = {"source_file": str(out / "input.mlir"), "options": options.to_json(), "out_dir": str(out)}
+    (out / "request.json").write_text(json.dumps(request))
+    cmd = [sys.executable, "-m", "ftuner_mlir.build.worker", str(out / "request.json")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2])]
+                                                       + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            text=True, errors="replace", env=env, start_new_session=True,
+                            preexec_fn=_limit_memory(memory_mb))
+    try:
+        output, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)          # the child and the tools it started
+        proc.communicate()
+        raise CompileError(f"compilation exceeded the time limit of {timeout_s:g} s (compile(..., timeout_s=...))"
+                           f"\n{save_reproducer(source, options)}") from None
+    if proc.returncode == 0 and (out / worker.MANIFEST).exists():
+        return json.loads((out / worker.MANIFEST).read_text())
+    error = out / worker.ERROR
+    if proc.returncode == 1 and error.exists():
+        message = error.read_text()
+    else:
+        message = _death(proc.returncode, output, memory_mb)
+        if output.strip():
+            message += f"; its last output:\n{_tail(output)}"
+    raise CompileError(f"{message}\n{save_reproducer(source, options)}")
+
+
+def discard(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)

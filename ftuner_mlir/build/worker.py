@@ -1,0 +1,86 @@
+"""The compiler process: `python -m ftuner_mlir.build.worker REQUEST.json`.
+
+Reads the MLIR text and the BuildOptions named by the request, lowers the module (pipeline.py), builds
+the shared library (toolchain.py) and writes `module.json` (the manifest: functions and their shape
+rules, uKernel sets, the runtime libraries the code needs) into the request's folder. A clean failure
+writes its diagnostics to `error.txt` and exits with 1; anything that kills this process (an MLIR
+assertion, an LLVM fatal error, a limit) is reported by the parent (isolate.py) from the exit status.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+MANIFEST = "module.json"
+LIBRARY = "libmodule.so"
+ERROR = "error.txt"
+FORMAT = 1
+
+
+def needed_libraries(options) -> list[str]:
+    """Runtime libraries the generated code calls into (by file name): MLIR's C runner utils (memref
+    copies) and, for multi-threaded code, the OpenMP runtime."""
+    return ["libmlir_c_runner_utils.so"] + (["libiomp5.so"] if options.threads() > 1 else [])
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def build(source: str, options, out: Path) -> dict:
+    """Lower `source`, build the library in `out`, return the manifest (also written there)."""
+    from mlir import ir
+
+    from .pipeline import lower_cpu
+    from .toolchain import build_library
+
+    t0 = time.perf_counter()
+    context = ir.Context()
+    module, signatures = lower_cpu(source, context, options)
+    bytecode = out / "module.mlirbc"
+    with open(bytecode, "wb") as f:
+        module.operation.write_bytecode(f)
+    timings = {"mlir": time.perf_counter() - t0}
+    timings.update(build_library(bytecode, out / LIBRARY, options.target, options.opt_level))
+    manifest = {
+        "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_sha256": sha256_of(out / LIBRARY),
+        "needs": needed_libraries(options), "target": dataclasses.asdict(options.target),
+        "options": json.loads(options.to_json()),
+        "functions": {name: sig.rules() for name, sig in signatures.items()},
+        "tiled_ops": {name: [[dataclasses.asdict(uks), list(loops)] for uks, loops in sig.tiled_ops]
+                      for name, sig in signatures.items()},
+        "seconds": {k: round(v, 4) for k, v in timings.items()},
+    }
+    for leftover in ("module.mlirbc", "module.ll", "module.bc", "module.o"):
+        (out / leftover).unlink(missing_ok=True)
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def main(argv: list[str]) -> int:
+    from ..errors import CompileError
+    from .options import BuildOptions
+
+    request = json.loads(Path(argv[0]).read_text())
+    out = Path(request["out_dir"])
+    try:
+        build(Path(request["source_file"]).read_text(), BuildOptions.from_json(request["options"]), out)
+    except CompileError as err:
+        (out / ERROR).write_text(str(err))
+        return 1
+    except MemoryError:
+        (out / ERROR).write_text("the compiler process ran out of memory (MemoryError)")
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,90 @@
+"""Keep each dispatch function a function of its own after bufferization.
+
+Inlining every dispatch into its caller made the LLVM module grow with the number of matmul ops (a BERT
+layer became one function of ~50,000 ops; 24 chained Dense layers, 24 copies of the same loop nest).
+A dispatch is instead compiled once and called. Bufferized with fully dynamic layouts, though, its
+operands would have a dynamic innermost stride, and every uKernel vector access would degrade to
+scalar gathers; so each dispatch gets a unit innermost stride in its signature, which is what every
+caller passes (allocations and function arguments are contiguous). A call with some operand not
+provably unit-stride stays inlinable, and is compiled as before, in its caller.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import memref
+
+DISPATCH_ATTR = "ftuner.dispatch"
+
+
+def _unit_stride_type(t: ir.MemRefType) -> ir.MemRefType:
+    dyn = ir.ShapedType.get_dynamic_stride_or_offset()
+    layout = ir.StridedLayoutAttr.get(dyn, [dyn] * (t.rank - 1) + [1])
+    return ir.MemRefType.get(t.shape, t.element_type, layout, t.memory_space)
+
+
+def _innermost_stride_is_one(t: ir.MemRefType) -> bool:
+    strides, _ = t.get_strides_and_offset()
+    return t.rank > 0 and strides[-1] == 1
+
+
+def _contiguous_root(value: ir.Value) -> ir.Value | None:
+    """The buffer behind a chain of memref.casts, when its type proves a unit innermost stride."""
+    while True:
+        if _innermost_stride_is_one(ir.MemRefType(value.type)):
+            return value
+        owner = value.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "memref.cast":
+            return None
+        value = owner.operation.operands[0]
+
+
+def _calls(module_op) -> list:
+    out = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for child in block.operations:
+                    if child.operation.name == "func.call":
+                        out.append(child.operation)
+                    visit(child.operation)
+    visit(module_op)
+    return out
+
+
+def _respecialize(fn, new_types: list[ir.Type]) -> None:
+    """Give the function's memref arguments `new_types`; the body sees its old types through casts."""
+    block = fn.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(block), fn.location:
+        for arg, new in zip(list(block.arguments), new_types):
+            if new == arg.type:
+                continue
+            old = arg.type
+            arg.set_type(new)
+            cast = memref.CastOp(old, arg)
+            arg.replace_all_uses_except(cast.result, cast.operation)
+    ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(new_types, ftype.results))
+
+
+def keep_dispatch_calls(module_op) -> None:
+    """Mark calls of dispatch functions `no_inline` and give the dispatch unit-stride operands."""
+    body = module_op.regions[0].blocks[0]
+    dispatches = {op.attributes["sym_name"].value: op for op in body.operations if DISPATCH_ATTR in op.attributes}
+    by_callee: dict[str, list] = {}
+    for call in _calls(module_op):
+        callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        if callee in dispatches:
+            by_callee.setdefault(callee, []).append(call)
+    for name, calls in by_callee.items():
+        roots = [[_contiguous_root(v) for v in call.operands] for call in calls]
+        if any(r is None for rs in roots for r in rs):
+            continue                      # some caller passes a strided view: inline as before
+        fn = dispatches[name]
+        new_types = [_unit_stride_type(ir.MemRefType(v.type)) for v in calls[0].operands]
+        _respecialize(fn, new_types)
+        for call, rs in zip(calls, roots):
+            with ir.InsertionPoint(call), call.location:
+                for i, (root, new) in enumerate(zip(rs, new_types)):
+                    call.operands[i] = memref.CastOp(new, root).result
+            call.attributes["no_inline"] = ir.UnitAttr.get()

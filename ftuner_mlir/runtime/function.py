@@ -1,0 +1,94 @@
+"""A compiled function called on numpy arrays, every call validated first (numpy and the standard
+library only: a CPU export copies this file next to its library).
+
+Native code trusts its descriptors, so a wrong dtype, rank or shape would read or write out of bounds
+instead of failing: `check` raises a ValueError naming the argument before anything native runs.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import numpy as np
+
+try:                                    # inside the package
+    from . import shape_rules
+    from .descriptors import DescriptorBuffer
+    from .memref import entries
+except ImportError:                     # pragma: no cover - copied into an export
+    import shape_rules
+    from descriptors import DescriptorBuffer
+    from memref import entries
+
+
+def c_interface(address: int, arity: int):
+    """`_mlir_ciface_<name>(descriptor*, ...)` at `address` as a ctypes function."""
+    return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * arity)(address)
+
+
+class Function:
+    """One public function: `fn(*arrays, out=None)`. `entry` is its C interface as a ctypes function
+    (one descriptor pointer per argument, then one per result); `rules` its shape rules (shape_rules.py);
+    `tiled_ops` what compiled it, for reports: (UKernelSet, loop dim classes) per tiled op."""
+
+    SHAPE_CACHE = 256     # argument-shape tuples whose checked result shapes are remembered
+
+    def __init__(self, entry, rules: dict, tiled_ops: tuple = ()):
+        self.name = rules["name"]
+        self.rules = rules
+        self.tiled_ops = tiled_ops
+        self._entry = entry
+        self._dtypes = [np.dtype(spec["dtype"]) for spec in rules["args"]]
+        self._result_dtypes = [np.dtype(spec["dtype"]) for spec in rules["results"]]
+        self._result_shapes: dict[tuple, list] = {}    # argument shapes -> result shapes (checked)
+        self._per_thread = threading.local()            # descriptor buffer of each calling thread
+
+    def bind_shapes(self, shapes) -> dict[int, int]:
+        """Dimension class -> size, checking every equality the ops require."""
+        return shape_rules.bind(self.rules, shapes)
+
+    def check(self, arrays) -> list[tuple[int, ...]]:
+        """Validate the arguments; the result shapes they imply."""
+        if len(arrays) != len(self._dtypes):
+            raise ValueError(f"@{self.name} takes {len(self._dtypes)} arguments, got {len(arrays)}")
+        for i, (a, dtype) in enumerate(zip(arrays, self._dtypes)):
+            if not isinstance(a, np.ndarray):
+                raise ValueError(f"@{self.name}: argument #{i} must be a numpy.ndarray, got {type(a).__name__}")
+            if a.dtype != dtype:
+                raise ValueError(f"@{self.name}: argument #{i} must have dtype {dtype}, got {a.dtype}")
+            if not a.flags.c_contiguous:
+                raise ValueError(f"@{self.name}: argument #{i} must be C-contiguous "
+                                 f"(use numpy.ascontiguousarray)")
+        shapes = tuple(a.shape for a in arrays)
+        known = self._result_shapes.get(shapes)
+        if known is None:
+            known = shape_rules.result_shapes(self.rules, self.bind_shapes(shapes))
+            if len(self._result_shapes) >= self.SHAPE_CACHE:
+                self._result_shapes.clear()
+            self._result_shapes[shapes] = known
+        return known
+
+    def __call__(self, *arrays, out=None):
+        """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
+        outs = self._outputs(self.check(arrays), out)
+        buffer = getattr(self._per_thread, "buffer", None)
+        if buffer is None:
+            ranks = [len(spec["shape"]) for spec in (*self.rules["args"], *self.rules["results"])]
+            buffer = self._per_thread.buffer = DescriptorBuffer(ranks)
+        buffer.fill(entries((*arrays, *outs)))
+        self._entry(*buffer.pointers)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:
+        if out is None:
+            return [np.empty(shape, dtype) for shape, dtype in zip(shapes, self._result_dtypes)]
+        outs = [out] if isinstance(out, np.ndarray) else list(out)
+        if len(outs) != len(shapes):
+            raise ValueError(f"@{self.name} has {len(shapes)} results, got {len(outs)} out arrays")
+        for i, (o, shape, dtype) in enumerate(zip(outs, shapes, self._result_dtypes)):
+            if not isinstance(o, np.ndarray) or o.dtype != dtype or o.shape != shape \
+                    or not o.flags.c_contiguous or not o.flags.writeable:
+                raise ValueError(f"@{self.name}: out #{i} must be a writable C-contiguous {dtype} array of "
+                                 f"shape {shape}, got {getattr(o, 'dtype', type(o).__name__)} "
+                                 f"{getattr(o, 'shape', '')}")
+        return outs

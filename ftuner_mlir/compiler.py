@@ -7,6 +7,7 @@ are compiled in this process (host code JIT'd, kernels as PTX for the CUDA drive
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 
@@ -49,19 +50,54 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     target = parse_target(target)
     if target.kind == "gpu":
         return _compile_gpu(source, target, opt_level)
-    mr, nr = tile or (0, 0)
-    options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning)
-    tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
-    key = module_cache.key(source, options.to_json(), repr(tiles), cpu_identity(target))
-    use_cache = settings.module_cache_enabled() if cache is None else cache
+    options, key = _options_and_key(source, target, num_threads, opt_level, tile, tuning)
     with _lock:
         memo_key = f"{key}/{isolate}"
         if memo_key not in _memo:
             if isolate:
-                _memo[memo_key] = _compile_isolated(source, options, key, use_cache, timeout_s, memory_mb)
+                with built(source, options, key, cache, timeout_s, memory_mb) as (folder, origin):
+                    _memo[memo_key] = _load(folder, origin)
             else:
                 _memo[memo_key] = _compile_in_process(source, options)
         return _memo[memo_key]
+
+
+def _options_and_key(source: str, target, num_threads, opt_level, tile, tuning) -> tuple[BuildOptions, str]:
+    mr, nr = tile or (0, 0)
+    options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning)
+    tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
+    return options, module_cache.key(source, options.to_json(), repr(tiles), cpu_identity(target))
+
+
+@contextlib.contextmanager
+def built(source: str, options: BuildOptions, key: str, cache: bool | None = None, timeout_s=None, memory_mb=None):
+    """The folder of the compiled module (library + manifest) and where it came from ("cache" or
+    "built"), for the duration of the `with`: a cache entry, or a temporary build when the cache is off."""
+    global compilations, cache_loads
+    from .build.isolate import build_isolated, discard
+
+    use_cache = settings.module_cache_enabled() if cache is None else cache
+    if use_cache:
+        found = module_cache.lookup(key)
+        if found is not None:
+            cache_loads += 1
+            yield found, "cache"
+            return
+    build = module_cache.new_build_dir()
+    try:
+        build_isolated(source, options, build, timeout_s, memory_mb)
+        compilations += 1
+        yield (module_cache.publish(build, key) if use_cache else build), "built"
+    finally:
+        if build.exists():
+            discard(build)        # a library stays mapped after its file goes
+
+
+def build_folder_for_export(source: str, target, **kwargs):
+    """`built(...)` for `ftuner export`: the same options and cache as compile()."""
+    options, key = _options_and_key(source, target, kwargs.pop("num_threads", 0), kwargs.pop("opt_level", 3),
+                                    kwargs.pop("tile", None), kwargs.pop("tuning", True))
+    return built(source, options, key, **kwargs)
 
 
 def _compile_gpu(source: str, target, opt_level: int) -> Executable:
@@ -89,27 +125,6 @@ def _load(folder: Path, origin: str) -> Executable:
         fn.tiled_ops = _tiled_ops(module.metadata, name)
     return Executable((module,), dict(module.functions), origin=origin,
                       library=str(folder / module.metadata["library"]))
-
-
-def _compile_isolated(source: str, options: BuildOptions, key: str, use_cache: bool, timeout_s, memory_mb):
-    global compilations, cache_loads
-    from .build.isolate import build_isolated, discard
-
-    if use_cache:
-        found = module_cache.lookup(key)
-        if found is not None:
-            cache_loads += 1
-            return _load(found, "cache")
-    build = module_cache.new_build_dir()
-    try:
-        build_isolated(source, options, build, timeout_s, memory_mb)
-        compilations += 1
-        if use_cache:
-            return _load(module_cache.publish(build, key), "built")
-        return _load(build, "built")       # loaded libraries stay mapped after their files go
-    finally:
-        if not use_cache or build.exists():
-            discard(build)
 
 
 def _compile_in_process(source: str, options: BuildOptions) -> Executable:

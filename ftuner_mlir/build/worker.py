@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -21,10 +22,25 @@ ERROR = "error.txt"
 FORMAT = 1
 
 
-def needed_libraries(options) -> list[str]:
-    """Runtime libraries the generated code calls into (by file name): MLIR's C runner utils (memref
-    copies) and, for multi-threaded code, the OpenMP runtime."""
-    return ["libmlir_c_runner_utils.so"] + (["libiomp5.so"] if options.threads() > 1 else [])
+def _symbols(library: Path, *flags: str) -> set[str]:
+    from ..runtime import libs
+    out = subprocess.run([libs.tool("llvm-nm"), "--format=just-symbols", *flags, str(library)],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    return {line.split("@")[0] for line in out.split()}
+
+
+def needed_libraries(library: Path) -> list[str]:
+    """Runtime libraries the generated code calls into, by file name, read from its undefined symbols:
+    the OpenMP runtime (multi-threaded code) and MLIR's C runner utils (strided memref copies)."""
+    from ..runtime import libs
+
+    undefined = _symbols(library, "--undefined-only")
+    needs = []
+    if any(sym.startswith(("__kmpc_", "omp_")) for sym in undefined):
+        needs.append("libiomp5.so")
+    if undefined & _symbols(Path(libs.c_runner_utils()), "--dynamic", "--defined-only"):
+        needs.append("libmlir_c_runner_utils.so")
+    return needs
 
 
 def sha256_of(path: Path) -> str:
@@ -52,7 +68,7 @@ def build(source: str, options, out: Path) -> dict:
     timings.update(build_library(bytecode, out / LIBRARY, options.target, options.opt_level))
     manifest = {
         "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_sha256": sha256_of(out / LIBRARY),
-        "needs": needed_libraries(options), "target": dataclasses.asdict(options.target),
+        "needs": needed_libraries(out / LIBRARY), "target": dataclasses.asdict(options.target),
         "options": json.loads(options.to_json()),
         "functions": {name: sig.rules() for name, sig in signatures.items()},
         "tiled_ops": {name: [[dataclasses.asdict(uks), list(loops)] for uks, loops in sig.tiled_ops]

@@ -5,7 +5,8 @@
     ftuner target          the detected hardware model and the uKernel sets it selects
     ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
     ftuner tune            measure the best analytic uKernel candidates once; compile then uses the best
-    ftuner export          a module compiled for a GPU, as a shared library + loader (see export.py)
+    ftuner export          a module compiled ahead of time (CPU or GPU): shared library + loader
+    ftuner cache           list or clear the on-disk cache of compiled modules
 """
 from __future__ import annotations
 
@@ -134,16 +135,34 @@ def tune(args) -> int:
 
 def export(args) -> int:
     from ftuner_mlir import models
-    from ftuner_mlir.export import ExportError, export as run_export
+    from ftuner_mlir.errors import CompileError
+    from ftuner_mlir.export import export as run_export
 
     source = models.MODELS[args.model]() if args.model else open(args.input).read()
     try:
         out = run_export(source, args.target, args.out, args.name)
-    except (ExportError, ValueError) as err:
+    except (CompileError, ValueError) as err:
         print(f"ftuner export: {err}", file=sys.stderr)
         return 1
     files = ", ".join(sorted(p.name for p in out.iterdir()))
     print(f"exported to {out}: {files}")
+    return 0
+
+
+def cache(args) -> int:
+    from ftuner_mlir.build import cache as module_cache
+
+    if args.action == "clear":
+        print(f"removed {module_cache.clear()} compiled modules from {module_cache.root()}")
+        return 0
+    rows = module_cache.entries()
+    total = sum(size for _, size, _ in rows)
+    print(f"{len(rows)} compiled modules in {module_cache.root()}, {total / 2**20:.1f} MiB")
+    for folder, size, manifest in rows:
+        functions = ",".join(sorted(manifest.get("functions", {}))) or "?"
+        target = manifest.get("target", {}).get("name", "?")
+        built_s = sum(manifest.get("seconds", {}).values())
+        print(f"  {folder.name[:16]}  {size / 1024:8.1f} KiB  target {target:<12} built in {built_s:5.2f} s  @{functions}")
     return 0
 
 
@@ -185,14 +204,17 @@ def main(argv=None) -> None:
     p.add_argument("--top", type=int, default=6, help="how many analytic candidates to measure")
     p.add_argument("--db", default=None, help="database file (default: the cache dir; FTUNER_CACHE_DIR)")
     p.set_defaults(run=tune)
-    p = sub.add_parser("export", help="compile a module for a GPU into a shared library + Python loader")
+    p = sub.add_parser("export", help="compile a module into a shared library + Python loader (CPU or GPU)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("input", nargs="?", help="MLIR file")
     src.add_argument("--model", choices=["dense", "batch_matmul", "matmul"], help="a built-in workload")
-    p.add_argument("--target", default="cuda:h200")
+    p.add_argument("--target", default="host", help="host (default), x86-avx512, x86-avx2, a JSON file, or cuda:<gpu>")
     p.add_argument("-o", "--out", default="exported", help="output folder (default: %(default)s)")
     p.add_argument("--name", default="model", help="library name: lib<name>.so")
     p.set_defaults(run=export)
+    p = sub.add_parser("cache", help="list (default) or clear the on-disk cache of compiled modules")
+    p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
+    p.set_defaults(run=cache)
     p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
     p.add_argument("--target", default="host")
     p.set_defaults(run=target)

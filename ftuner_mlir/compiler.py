@@ -19,7 +19,7 @@ from .errors import CompileError
 from .hardware.cpu import CpuTarget, parse_target
 from .runtime import libs
 from .runtime.executable import Executable
-from .runtime.function import Function, c_interface
+from .runtime.function import Function, packed_interface
 from .tuning.db import chosen_tile
 from .ukernel.space import UKernelSet
 
@@ -147,8 +147,8 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     compilations += 1
     functions = {}
     for name, sig in signatures.items():
-        entry = c_interface(engine.raw_lookup(f"_mlir_ciface_{name}"), len(sig.args) + len(sig.results))
-        functions[name] = Function(entry, sig.rules(), sig.tiled_ops)
+        entry = packed_interface(engine.raw_lookup(f"_mlir_ciface_{name}"))
+        functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True)
     return Executable((context, module, engine), functions, llvm_dialect, origin="in-process")
 
 

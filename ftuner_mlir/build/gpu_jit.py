@@ -30,7 +30,7 @@ def compile_gpu(source: str, target, opt_level: int) -> Executable:
         raise CompileError(f"the ExecutionEngine failed: {err}") from None
     functions = {}
     for name, sig in signatures.items():
-        n = len(sig.args) + len(sig.results)
-        entry = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n)(engine.raw_lookup(f"_mlir_ciface_{name}"))
-        functions[name] = ExportedFunction(entry, sig.rules())
+        # raw_lookup gives the engine's packed wrapper of the C interface (one void** argument)
+        entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup(f"_mlir_ciface_{name}"))
+        functions[name] = ExportedFunction(entry, sig.rules(), packed=True)
     return Executable((context, module, engine), functions, str(module), origin="gpu")

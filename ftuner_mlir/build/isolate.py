@@ -22,6 +22,8 @@ from ..errors import CompileError
 from . import worker
 
 DEFAULT_TIMEOUT_S = 1800.0
+# how running out of address space shows in the child's output (C++, the dynamic loader, Python)
+_OUT_OF_MEMORY = ("bad_alloc", "failed to map segment", "Cannot allocate memory", "MemoryError", "out of memory")
 
 
 def default_memory_mb() -> int:
@@ -70,7 +72,7 @@ def _death(returncode: int, output: str, memory_mb: int) -> str:
         head = f"the compiler process died of {sig} ({why})"
     else:
         head = f"the compiler process exited with status {returncode}"
-    if "bad_alloc" in output or "out of memory" in output.lower() or returncode == 3:
+    if returncode == 3 or any(sign in output for sign in _OUT_OF_MEMORY):
         head += f"; it ran out of memory under the limit of {memory_mb} MB (compile(..., memory_mb=...))"
     return head
 

@@ -76,3 +76,21 @@ def llvm_pipeline(openmp: bool, lanes: int) -> list[str]:
     if openmp:
         stages.append("convert-openmp-to-llvm")
     return stages + ["convert-ub-to-llvm", "reconcile-unrealized-casts"]
+
+
+# What may remain once the CPU pipeline is done: LLVM ops, and OpenMP ops (mlir-translate turns them
+# into runtime calls).
+FINAL_DIALECTS = ("llvm", "omp")
+
+
+def check_llvm_dialect(module_op) -> None:
+    """Every op left outside the LLVM dialect is a located error (translation would fail, or abort, on
+    it). The casts a partial conversion leaves are symptoms: named only when nothing else is left."""
+    from ..passes.base import PassFailure, location_of, walk
+
+    left = [op for op in walk(module_op) if op.operation.name.split(".", 1)[0] not in FINAL_DIALECTS]
+    causes = [op for op in left if op.operation.name != "builtin.unrealized_conversion_cast"] or left
+    if causes:
+        more = f" ({len(causes) - 1} more ops are left too)" if len(causes) > 1 else ""
+        raise PassFailure(location_of(causes[0]), f"'{causes[0].operation.name}' was not lowered to the LLVM "
+                                                  f"dialect: ftuner-lower-cpu has no lowering for it{more}")

@@ -23,4 +23,5 @@ class LowerCpu(ModulePass):
         after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads) \
             + cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)
         return [abi.convert_public_functions, VectorizeUKernels(target=self.target).apply,
-                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls, ",".join(after)]
+                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls, ",".join(after),
+                cpu.check_llvm_dialect]

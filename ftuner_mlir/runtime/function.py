@@ -26,14 +26,21 @@ def c_interface(address: int, arity: int):
     return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * arity)(address)
 
 
+def packed_interface(address: int):
+    """The ExecutionEngine's wrapper of a C interface: one `void**` whose slot i points to argument i."""
+    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+
+
 class Function:
     """One public function: `fn(*arrays, out=None)`. `entry` is its C interface as a ctypes function
-    (one descriptor pointer per argument, then one per result); `rules` its shape rules (shape_rules.py);
-    `tiled_ops` what compiled it, for reports: (UKernelSet, loop dim classes) per tiled op."""
+    (one descriptor pointer per argument, then one per result) or, with `packed`, the ExecutionEngine's
+    packed wrapper of it; `rules` its shape rules (shape_rules.py); `tiled_ops` what compiled it, for
+    reports: (UKernelSet, loop dim classes) per tiled op."""
 
     SHAPE_CACHE = 256     # argument-shape tuples whose checked result shapes are remembered
 
-    def __init__(self, entry, rules: dict, tiled_ops: tuple = ()):
+    def __init__(self, entry, rules: dict, tiled_ops: tuple = (), packed: bool = False):
+        self._packed = packed
         self.name = rules["name"]
         self.rules = rules
         self.tiled_ops = tiled_ops
@@ -75,8 +82,11 @@ class Function:
         if buffer is None:
             ranks = [len(spec["shape"]) for spec in (*self.rules["args"], *self.rules["results"])]
             buffer = self._per_thread.buffer = DescriptorBuffer(ranks)
-        buffer.fill(entries((*arrays, *outs)))
-        self._entry(*buffer.pointers)
+        packed = buffer.fill(entries((*arrays, *outs)))
+        if self._packed:
+            self._entry(packed)
+        else:
+            self._entry(*buffer.pointers)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:

@@ -68,10 +68,11 @@ def check_driver() -> None:
 class ExportedFunction:
     """Calls `_mlir_ciface_<name>(descriptor*...)`, `entry` being that function as a ctypes object."""
 
-    def __init__(self, entry, rules: dict):
+    def __init__(self, entry, rules: dict, packed: bool = False):
         self.rules = rules
         self._entry = entry
         self._entry.restype = None
+        self._packed = packed             # the ExecutionEngine's wrapper: one void** to the descriptors
 
     def __call__(self, *args, out=None):
         rules = self.rules
@@ -88,12 +89,16 @@ class ExportedFunction:
                 raise ValueError(f"@{rules['name']}: argument #{i} must live on the GPU")
         shapes = shape_rules.result_shapes(rules, shape_rules.bind(rules, [tuple(a.shape) for a in args]))
         outs = self._outputs(args, shapes, out)
-        _, _, pointers = pack_descriptors([(a.data_ptr(), tuple(a.shape), _strides(tuple(a.shape)))
-                                           for a in (*args, *outs)])
+        buf, packed, pointers = pack_descriptors([(a.data_ptr(), tuple(a.shape), _strides(tuple(a.shape)))
+                                                  for a in (*args, *outs)])
         torch = _torch_of(args)
         if torch is not None:
             torch.cuda.synchronize()        # the kernels run on their own stream: inputs must be ready
-        self._entry(*[ctypes.c_void_p(p) for p in pointers])
+        if self._packed:
+            self._entry(ctypes.c_void_p(packed))
+        else:
+            self._entry(*[ctypes.c_void_p(p) for p in pointers])
+        del buf                             # the descriptors lived until the call returned
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _outputs(self, args, shapes, out):

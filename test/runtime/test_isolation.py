@@ -1,0 +1,91 @@
+"""compile() runs MLIR and LLVM in a child process: inputs that abort, crash or exhaust a limit there
+become a CompileError with a reproducer, and the caller goes on."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ftuner_mlir
+from ftuner_mlir import models
+from ftuner_mlir.errors import CompileError
+
+from .helpers import assert_matches, random
+
+INPUTS = Path(__file__).parent / "Inputs"
+
+
+def _reproducer(message: str) -> list[str]:
+    """The ftuner-opt command in the message, as an argument list."""
+    line = next(ln for ln in message.splitlines() if ln.strip().startswith("ftuner-opt "))
+    import shlex
+    return shlex.split(line)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("static-dim-2-pow-62.mlir", r"died of SIGABRT .*integer overflow in size computation"),
+    ("i1-mask-select.mlir", r"died of SIGABRT .*integralElementType.getWidth\(\) >= 8"),
+    ("softmax.mlir", r"7:8: error: 'linalg.softmax' was not lowered to the LLVM dialect: ftuner-lower-cpu has no"),
+])
+def test_fatal_inputs_become_compile_errors(name, expected):
+    source = (INPUTS / name).read_text()
+    with pytest.raises(CompileError, match=f"(?s){expected}") as info:
+        ftuner_mlir.compile(source, cache=False)
+    message = str(info.value)
+    assert "reproduce with:" in message
+    cmd = _reproducer(message)
+    saved = Path(cmd[-1])
+    assert saved.read_text() == source and Path(cmd[1].split("=", 1)[1]).exists()
+    # the reproducer replays the failure (it aborts or reports the same error), in its own process
+    replay = subprocess.run([str(Path(sys.executable).parent / "ftuner-opt"), *cmd[1:]], capture_output=True,
+                            text=True, timeout=300)
+    assert replay.returncode != 0
+    # and this process is fine: it compiles and runs a valid module afterwards
+    exe = ftuner_mlir.compile(models.matmul())
+    a, b = np.ones((3, 5), np.float32), np.ones((5, 2), np.float32)
+    assert (exe(a, b) == 5).all()
+
+
+def test_time_limit():
+    source = models.matmul() + "\n// time-limit test: a text of its own, so nothing is cached\n"
+    with pytest.raises(CompileError, match=r"exceeded the time limit of 0.2 s") as info:
+        ftuner_mlir.compile(source, cache=False, timeout_s=0.2)
+    assert "reproduce with:" in str(info.value)
+
+
+def test_memory_limit():
+    source = models.matmul() + "\n// memory-limit test\n"
+    with pytest.raises(CompileError, match=r"ran out of memory under the limit of 150 MB"):
+        ftuner_mlir.compile(source, cache=False, memory_mb=150)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(opt_level=7), r"opt_level must be one of \(0, 1, 2, 3\), got 7"),
+    (dict(num_threads=-1), r"num_threads must be 0"),
+    (dict(tile=(4, 0)), r"mr and nr must be given together"),
+    (dict(timeout_s=0), r"timeout_s and memory_mb must be positive"),
+])
+def test_bad_options_are_value_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ftuner_mlir.compile(models.matmul() + f"\n// {kwargs}\n", cache=False, **kwargs)
+
+
+def test_source_must_be_text():
+    with pytest.raises(TypeError, match="compile\\(\\) takes MLIR text \\(str\\), got int"):
+        ftuner_mlir.compile(123)
+
+
+def test_in_process_mode_matches_isolated(rng):
+    isolated = ftuner_mlir.compile(models.dense(), cache=False)
+    jit = ftuner_mlir.compile(models.dense(), isolate=False)
+    assert isolated.origin == "built" and jit.origin == "in-process"
+    assert "llvm.func @dense" in jit.llvm_dialect
+    w = random(rng, (2304, 768))
+    for m in (1, 17, 130):
+        x = random(rng, (m, 768))
+        ref = x.astype(np.float64) @ w.astype(np.float64).T
+        scale = np.abs(x).astype(np.float64) @ np.abs(w).astype(np.float64).T
+        for exe in (isolated, jit):
+            out = np.full((m, 2304), np.nan, np.float32)
+            assert_matches(exe(x, w, out=out), ref, scale)

@@ -81,4 +81,22 @@ func.func @matmul_bias_relu(%a: {t}, %b: {t}, %bias: {v}) -> {t} {{
 """
 
 
+def dense_chain(layers: int, hidden: int = 768, dtype: str = "f32") -> str:
+    """`layers` Dense layers of one shape in a row, Y_{i+1} = Y_i . W_i^T with W_i [hidden x hidden]:
+    many ops, one distinct uKernel set (the compile-time benchmark's model)."""
+    x, w = _tensor(("?", hidden), dtype), _tensor((hidden, hidden), dtype)
+    args = ", ".join([f"%x: {x}"] + [f"%w{i}: {w}" for i in range(layers)])
+    maps = ("indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
+            "affine_map<(m, n, k) -> (m, n)>]")
+    lines = [f"func.func @dense_chain({args}) -> {x} {{", "  %c0 = arith.constant 0 : index",
+             f"  %zero = arith.constant 0.0 : {dtype}", f"  %m = tensor.dim %x, %c0 : {x}"]
+    cur = "%x"
+    for i in range(layers):
+        lines += [f"  %e{i} = tensor.empty(%m) : {x}",
+                  f"  %f{i} = linalg.fill ins(%zero : {dtype}) outs(%e{i} : {x}) -> {x}",
+                  f"  %y{i} = linalg.matmul {maps} ins({cur}, %w{i} : {x}, {w}) outs(%f{i} : {x}) -> {x}"]
+        cur = f"%y{i}"
+    return "\n".join(lines + [f"  return {cur} : {x}", "}"]) + "\n"
+
+
 MODELS = {"dense": dense, "batch_matmul": batch_matmul, "matmul": matmul}   # fully dynamic versions by name

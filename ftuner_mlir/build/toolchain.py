@@ -1,14 +1,17 @@
 """A module in the LLVM dialect -> a position-independent shared library, with the LLVM tools the
-wheels ship: mlir-translate (to LLVM IR), opt (the -O pipeline, as the ExecutionEngine runs it), llc
-(machine code for the target's CPU), and the system linker (`cc -shared`, or `ld -shared`).
+wheels ship: mlir-translate (to LLVM IR), llvm-split (one unit per core), opt (the -O pipeline, as the
+ExecutionEngine runs it), llc (machine code for the target's CPU), and the system linker
+(`cc -shared`, or `ld -shared`).
 
 The code is compiled for the target, not for whatever machine compiles it: `host` is this machine's
 CPU as LLVM names it, the presets name an x86-64 micro-architecture level.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -71,21 +74,45 @@ def run_tool(cmd: list[str], timeout_s: float = 3600) -> None:
                            f"{' '.join(cmd)}\n{tail}")
 
 
+def jobs() -> int:
+    """Compilation units built at once: the cores this process may run on."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
 def build_library(bytecode: Path, library: Path, target, opt_level: int) -> dict[str, float]:
-    """LLVM-dialect bytecode -> `library`; the seconds each step took. Intermediates stay next to it."""
+    """LLVM-dialect bytecode -> `library`; the seconds each step took. Intermediates stay next to it.
+
+    The LLVM module is split by function into one unit per core (llvm-split keeps each function
+    whole and promotes what units share), and the units go through opt and llc in parallel: the
+    dispatch functions, the public functions and their glue compile side by side."""
     work = library.parent
-    ll, bc, obj = work / "module.ll", work / "module.bc", work / "module.o"
+    ll = work / "module.ll"
     cpu = f"-mcpu={llvm_cpu(target)}"
-    steps = [
-        ("translate", [libs.tool("mlir-translate"), "--mlir-to-llvmir", str(bytecode), "-o", str(ll)]),
-        ("opt", [libs.tool("opt"), f"-O{opt_level}", f"-mtriple={TRIPLE}", cpu, str(ll), "-o", str(bc)]),
-        ("llc", [libs.tool("llc"), f"-O{opt_level}", f"-mtriple={TRIPLE}", cpu, "-relocation-model=pic",
-                 "-filetype=obj", str(bc), "-o", str(obj)]),
-        ("link", linker() + ["-o", str(library), str(obj)]),
-    ]
     seconds = {}
-    for name, cmd in steps:
+
+    def timed(name: str, fn) -> None:
         t0 = time.perf_counter()
-        run_tool(cmd)
-        seconds[name] = time.perf_counter() - t0
+        fn()
+        seconds[name] = round(time.perf_counter() - t0, 4)
+
+    timed("translate", lambda: run_tool([libs.tool("mlir-translate"), "--mlir-to-llvmir", str(bytecode),
+                                         "-o", str(ll)]))
+    units = [ll]
+    if jobs() > 1:
+        timed("split", lambda: run_tool([libs.tool("llvm-split"), f"-j{jobs()}", "-o", str(work / "unit"),
+                                         str(ll)]))
+        units = sorted(work.glob("unit[0-9]*"))
+
+    def compile_unit(unit: Path) -> Path:
+        optimized, obj = unit.with_name(unit.name + ".opt.bc"), unit.with_name(unit.name + ".o")
+        run_tool([libs.tool("opt"), f"-O{opt_level}", f"-mtriple={TRIPLE}", cpu, str(unit), "-o", str(optimized)])
+        run_tool([libs.tool("llc"), f"-O{opt_level}", f"-mtriple={TRIPLE}", cpu, "-relocation-model=pic",
+                  "-filetype=obj", str(optimized), "-o", str(obj)])
+        return obj
+
+    objects: list[Path] = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(units)) as pool:
+        timed("opt+llc", lambda: objects.extend(pool.map(compile_unit, units)))
+    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects)]))
+    seconds["units"] = len(units)
     return seconds

@@ -64,7 +64,7 @@ def build(source: str, options, out: Path) -> dict:
     bytecode = out / "module.mlirbc"
     with open(bytecode, "wb") as f:
         module.operation.write_bytecode(f)
-    timings = {"mlir": time.perf_counter() - t0}
+    timings = {"mlir": round(time.perf_counter() - t0, 4)}
     timings.update(build_library(bytecode, out / LIBRARY, options.target, options.opt_level))
     manifest = {
         "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_sha256": sha256_of(out / LIBRARY),
@@ -73,10 +73,11 @@ def build(source: str, options, out: Path) -> dict:
         "functions": {name: sig.rules() for name, sig in signatures.items()},
         "tiled_ops": {name: [[dataclasses.asdict(uks), list(loops)] for uks, loops in sig.tiled_ops]
                       for name, sig in signatures.items()},
-        "seconds": {k: round(v, 4) for k, v in timings.items()},
+        "seconds": {k: round(v, 4) for k, v in timings.items() if k != "units"},
+        "units": timings.get("units", 1),
     }
-    for leftover in ("module.mlirbc", "module.ll", "module.bc", "module.o"):
-        (out / leftover).unlink(missing_ok=True)
+    for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*")]:
+        leftover.unlink(missing_ok=True)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest
 

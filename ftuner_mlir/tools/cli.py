@@ -6,11 +6,13 @@
     ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
     ftuner tune            measure the best analytic uKernel candidates once; compile then uses the best
     ftuner export          a module compiled ahead of time (CPU or GPU): shared library + loader
+    ftuner bench-compile   compile time against model size (1, 6, 24 Dense layers), cold and cached
     ftuner cache           list or clear the on-disk cache of compiled modules
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -149,6 +151,15 @@ def export(args) -> int:
     return 0
 
 
+def bench_compile(args) -> int:
+    from ftuner_mlir.bench.compile_time import run
+
+    rows = run(args.layers)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    return 0
+
+
 def cache(args) -> int:
     from ftuner_mlir.build import cache as module_cache
 
@@ -212,6 +223,10 @@ def main(argv=None) -> None:
     p.add_argument("-o", "--out", default="exported", help="output folder (default: %(default)s)")
     p.add_argument("--name", default="model", help="library name: lib<name>.so")
     p.set_defaults(run=export)
+    p = sub.add_parser("bench-compile", help="compile time of 1, 6, 24 chained Dense layers; cache hits")
+    p.add_argument("--layers", type=_parse_ts, default=[1, 6, 24], help="layer counts (default: 1,6,24)")
+    p.add_argument("--json", action="store_true", help="also print the rows as JSON")
+    p.set_defaults(run=bench_compile)
     p = sub.add_parser("cache", help="list (default) or clear the on-disk cache of compiled modules")
     p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
     p.set_defaults(run=cache)

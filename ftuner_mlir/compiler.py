@@ -8,6 +8,7 @@ are compiled in this process (host code JIT'd, kernels as PTX for the CUDA drive
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from pathlib import Path
 
@@ -130,6 +131,11 @@ def _load(folder: Path, origin: str) -> Executable:
 def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     """The ExecutionEngine route: same lowering, JIT'd into this process."""
     global compilations
+    if any(name.startswith("torch_mlir._mlir_libs") for name in sys.modules):
+        # measured: the JIT'd Dense layer returned NaNs once torch_mlir.fx was imported
+        raise CompileError("compile(..., isolate=False) cannot run in a process that has loaded torch-mlir's own "
+                           "MLIR libraries (torch_mlir.fx): the two copies of MLIR clash and the JIT'd code "
+                           "computes garbage; use the default isolate=True")
     from mlir import ir
     from mlir.execution_engine import ExecutionEngine
 

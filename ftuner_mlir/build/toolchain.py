@@ -23,6 +23,7 @@ from ..runtime import libs
 
 TRIPLE = "x86_64-unknown-linux-gnu"
 ISA_LEVEL = {"avx512": "x86-64-v4", "avx2": "x86-64-v3", "sse": "x86-64-v2"}
+PRESET_CPU = {"intel-spr": "sapphirerapids", "amd-zen4": "znver4"}     # presets that name a real CPU
 
 
 @functools.cache
@@ -34,7 +35,9 @@ def host_cpu() -> str:
 
 
 def llvm_cpu(target) -> str:
-    return host_cpu() if target.name == "host" else ISA_LEVEL[target.isa]
+    if target.name == "host":
+        return host_cpu()
+    return PRESET_CPU.get(target.name, ISA_LEVEL[target.isa])
 
 
 @functools.cache
@@ -42,7 +45,7 @@ def cpu_identity(target) -> str:
     """What decides the machine code llc emits for `target`, cheaply (no tool run): for the host,
     the CPU model and flags /proc/cpuinfo reports; otherwise the micro-architecture level."""
     if target.name != "host":
-        return ISA_LEVEL[target.isa]
+        return llvm_cpu(target)
     try:
         lines = Path("/proc/cpuinfo").read_text().splitlines()
     except OSError:

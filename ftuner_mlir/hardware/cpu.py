@@ -12,6 +12,28 @@ from pathlib import Path
 
 ISA_VECTOR_BITS = {"avx512": 512, "avx2": 256, "sse": 128}
 ISA_VECTOR_REGISTERS = {"avx512": 32, "avx2": 16, "sse": 16}
+GP_REGISTERS = 16              # x86-64
+
+
+@dataclasses.dataclass(frozen=True)
+class Core:
+    """Issue rates of one core at the ISA's full vector width: what bounds a uKernel's inner loop."""
+    fma_ports: int             # vector FMAs started per cycle
+    load_ports: int            # loads per cycle (a vector row of B, or a broadcast element of A)
+    fma_latency: int           # cycles before an FMA's result can feed the next FMA
+
+
+# (vendor, isa) -> core. Intel server cores (Skylake-SP .. Emerald Rapids) run two 512-bit FMAs and two
+# 512-bit loads per cycle; AMD Zen 4 runs 512-bit ops on its 256-bit units, so one 512-bit FMA per
+# cycle, with two loads. With AVX2 both do two 256-bit FMAs and two loads per cycle.
+MICROARCHITECTURES = {
+    ("intel", "avx512"): Core(fma_ports=2, load_ports=2, fma_latency=4),
+    ("amd", "avx512"): Core(fma_ports=1, load_ports=2, fma_latency=4),
+    ("intel", "avx2"): Core(fma_ports=2, load_ports=2, fma_latency=4),
+    ("amd", "avx2"): Core(fma_ports=2, load_ports=2, fma_latency=4),
+    ("intel", "sse"): Core(fma_ports=2, load_ports=2, fma_latency=4),
+    ("amd", "sse"): Core(fma_ports=2, load_ports=2, fma_latency=4),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,13 +48,18 @@ class CpuTarget:
     l2_bytes: int             # per core
     l3_bytes: int             # shared
     cores: int                # cores the generated code uses
+    fma_ports: int = 2        # full-width vector FMAs per cycle per core
+    load_ports: int = 2       # loads per cycle per core (vectors or broadcast elements)
+    fma_latency: int = 4      # cycles
+    gp_registers: int = GP_REGISTERS
 
     kind = "cpu"
 
     def __post_init__(self):
         if self.isa not in ISA_VECTOR_BITS:
             raise ValueError(f"unknown isa {self.isa!r}; expected one of {sorted(ISA_VECTOR_BITS)}")
-        for field in ("vector_bits", "vector_registers", "l1d_bytes", "l2_bytes", "l3_bytes", "cores"):
+        for field in ("vector_bits", "vector_registers", "l1d_bytes", "l2_bytes", "l3_bytes", "cores",
+                      "fma_ports", "load_ports", "fma_latency", "gp_registers"):
             if getattr(self, field) <= 0:
                 raise ValueError(f"target field {field} must be positive, got {getattr(self, field)}")
 
@@ -47,16 +74,23 @@ class CpuTarget:
         kib = lambda b: f"{b // 1024} KiB"
         return (f"{self.name}: {self.isa}, {self.vector_bits}-bit x {self.vector_registers} vector registers, "
                 f"L1d {kib(self.l1d_bytes)}, L2 {kib(self.l2_bytes)}, L3 {kib(self.l3_bytes)}, "
-                f"{self.cores} cores")
+                f"{self.cores} cores, {self.fma_ports} FMA + {self.load_ports} load ports "
+                f"(FMA latency {self.fma_latency})")
 
 
-def _preset(name, isa, l1, l2, l3, cores):
-    return CpuTarget(name, isa, ISA_VECTOR_BITS[isa], ISA_VECTOR_REGISTERS[isa], l1, l2, l3, cores)
+def _preset(name, isa, l1, l2, l3, cores, vendor="intel"):
+    core = MICROARCHITECTURES[(vendor, isa)]
+    return CpuTarget(name, isa, ISA_VECTOR_BITS[isa], ISA_VECTOR_REGISTERS[isa], l1, l2, l3, cores,
+                     core.fma_ports, core.load_ports, core.fma_latency)
 
 
 PRESETS = {
     "x86-avx512": _preset("x86-avx512", "avx512", 32 << 10, 1 << 20, 32 << 20, 2),
     "x86-avx2": _preset("x86-avx2", "avx2", 32 << 10, 512 << 10, 16 << 20, 2),
+    # Intel Xeon 4th/5th gen (Sapphire / Emerald Rapids): 48 KiB L1d, 2 MiB L2 per core
+    "intel-spr": _preset("intel-spr", "avx512", 48 << 10, 2 << 20, 105 << 20, 2, "intel"),
+    # AMD EPYC 9004 (Zen 4, Genoa): 32 KiB L1d, 1 MiB L2 per core, 32 MiB L3 per CCD
+    "amd-zen4": _preset("amd-zen4", "avx512", 32 << 10, 1 << 20, 32 << 20, 2, "amd"),
 }
 
 
@@ -65,6 +99,10 @@ def _cpu_flags(cpuinfo: str) -> set[str]:
         if line.startswith("flags"):
             return set(line.split(":", 1)[1].split())
     return set()
+
+
+def _vendor(cpuinfo: str) -> str:
+    return "amd" if "AuthenticAMD" in cpuinfo else "intel"
 
 
 def _isa_from_flags(flags: set[str]) -> str:
@@ -99,10 +137,12 @@ def _cache_sizes(sysfs: Path) -> dict[tuple[int, str], int]:
 def detect_host(cpuinfo_path="/proc/cpuinfo", cache_dir="/sys/devices/system/cpu/cpu0/cache") -> CpuTarget:
     """The machine this process runs on; missing facts fall back to the matching preset."""
     try:
-        flags = _cpu_flags(Path(cpuinfo_path).read_text())
+        cpuinfo = Path(cpuinfo_path).read_text()
     except OSError:
-        flags = set()
+        cpuinfo = ""
+    flags = _cpu_flags(cpuinfo)
     isa = _isa_from_flags(flags)
+    core = MICROARCHITECTURES[(_vendor(cpuinfo), isa)]
     fallback = PRESETS["x86-avx512" if isa == "avx512" else "x86-avx2"]
     caches = _cache_sizes(Path(cache_dir))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -115,6 +155,9 @@ def detect_host(cpuinfo_path="/proc/cpuinfo", cache_dir="/sys/devices/system/cpu
         l2_bytes=caches.get((2, "Unified"), fallback.l2_bytes),
         l3_bytes=caches.get((3, "Unified"), fallback.l3_bytes),
         cores=max(1, cores),
+        fma_ports=core.fma_ports,
+        load_ports=core.load_ports,
+        fma_latency=core.fma_latency,
     )
 
 
@@ -123,6 +166,8 @@ def from_json_file(path: str) -> CpuTarget:
         data = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"cannot read target file {path}: {err}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"target file {path}: expected a JSON object of CpuTarget fields, got {type(data).__name__}")
     base = dataclasses.asdict(PRESETS["x86-avx512" if data.get("isa", "avx512") == "avx512" else "x86-avx2"])
     unknown = set(data) - set(base)
     if unknown:

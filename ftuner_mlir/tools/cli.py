@@ -95,10 +95,10 @@ def target(args) -> int:
             print(select_gpu(tgt, family).describe())
         return 0
     from ftuner_mlir.ukernel import candidates, select
-    print("register tile candidates (f32):")
+    print("register tile candidates (f32): predicted fraction of the FMA peak from the port model")
     for c in candidates(tgt, "f32"):
-        print(f"  {c.tile.mr:>2}x{c.tile.nr:<3} registers {c.registers:>2}  intensity {c.intensity:5.1f}"
-              f"{'' if c.feasible else '  (too many registers)'}")
+        print(f"  {c.tile.mr:>2}x{c.tile.nr:<3} registers {c.registers:>2}  intensity {c.intensity:5.1f}  "
+              f"efficiency {c.efficiency:4.2f}" + (f"  rejected: {c.rejected}" if c.rejected else ""))
     for family in FAMILIES:
         print(select(tgt, family, "f32").describe())
     return 0

@@ -32,18 +32,41 @@ def powers_of_two_below(n: int) -> tuple[int, ...]:
     return tuple(reversed(sizes))
 
 
+# General-purpose registers the inner loop needs besides one pointer per row of A read in place (A's
+# leading dimension is dynamic, so rows cannot be immediate offsets): the B and C pointers, the
+# reduction counter and its bound, A's leading dimension, the stack pointer.
+LOOP_GP_REGISTERS = 6
+
+
 @dataclasses.dataclass(frozen=True)
 class RegisterTile:
     mr: int
     nr: int
 
+    def vectors(self, lanes: int) -> int:
+        """B vectors per reduction step (one row of the tile's B panel)."""
+        return self.nr // lanes
+
     def registers(self, lanes: int) -> int:
         """Vector registers live in the inner loop: accumulators, one B row, one A broadcast."""
-        return self.mr * self.nr // lanes + self.nr // lanes + 1
+        return self.mr * self.vectors(lanes) + self.vectors(lanes) + 1
 
     def intensity(self) -> float:
         """FMAs per element loaded from L1 in one reduction step (2*mr*nr flops over mr+nr loads)."""
         return 2.0 * self.mr * self.nr / (self.mr + self.nr)
+
+    def step_cycles(self, target: CpuTarget, lanes: int) -> tuple[float, float]:
+        """Cycles one reduction step needs on the FMA ports (mr x B vectors FMAs) and on the load ports
+        (the B vectors plus one broadcast per row of A): the loop runs at the larger of the two."""
+        vectors = self.vectors(lanes)
+        return self.mr * vectors / target.fma_ports, (vectors + self.mr) / target.load_ports
+
+    def efficiency(self, target: CpuTarget, lanes: int) -> float:
+        """Predicted fraction of the FMA peak: FMA-bound when the loads keep up, and only with enough
+        independent accumulators to cover the FMA latency on every port."""
+        fma, load = self.step_cycles(target, lanes)
+        accumulators = self.mr * self.vectors(lanes)
+        return fma / max(fma, load) * min(1.0, accumulators / (target.fma_latency * target.fma_ports))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,20 +74,37 @@ class Candidate:
     tile: RegisterTile
     registers: int
     intensity: float
-    feasible: bool
+    efficiency: float               # predicted fraction of the FMA peak (see RegisterTile.efficiency)
+    rejected: str | None = None     # why the tile cannot run at that speed on this target, if it cannot
+
+    @property
+    def feasible(self) -> bool:
+        return self.rejected is None
+
+
+def _rejection(tile: RegisterTile, target: CpuTarget, lanes: int) -> str | None:
+    regs = tile.registers(lanes)
+    if regs > target.vector_registers:
+        return f"needs {regs} vector registers, the target has {target.vector_registers}"
+    gprs = tile.mr + LOOP_GP_REGISTERS
+    if gprs > target.gp_registers:
+        return (f"reads {tile.mr} rows of A in place: needs {gprs} general-purpose registers, "
+                f"the target has {target.gp_registers}")
+    return None
 
 
 def candidates(target: CpuTarget, dtype: str = "f32") -> list[Candidate]:
     """Hardware-aligned register tiles: rows a power of two (so remainders are binary strips), columns a
-    power-of-two multiple of the vector width (other widths lower to split vectors that run ~20x slower)."""
+    power-of-two multiple of the vector width (other widths lower to split vectors that run ~20x slower),
+    each scored by the port model and, when it does not fit the registers, rejected with the reason."""
     lanes = target.lanes(ELEMENT_BITS[dtype])
     out = []
     mr = 1
     while mr <= MAX_ROWS:
         for vectors in (1, 2, 4):
             tile = RegisterTile(mr, vectors * lanes)
-            regs = tile.registers(lanes)
-            out.append(Candidate(tile, regs, tile.intensity(), regs <= target.vector_registers))
+            out.append(Candidate(tile, tile.registers(lanes), tile.intensity(), tile.efficiency(target, lanes),
+                                 _rejection(tile, target, lanes)))
         mr *= 2
     return out
 
@@ -134,10 +174,10 @@ class UKernelSet(FamilyTraits):
 
 
 def ranked_candidates(target: CpuTarget, dtype: str = "f32") -> list[Candidate]:
-    """Feasible candidates, best analytic score first; ties: fewer registers (more room for the
-    compiler's scheduling), then fewer rows."""
+    """Feasible candidates, best first: highest predicted efficiency; ties: highest intensity (fewer
+    bytes from L1 and L2 per flop), fewer registers (room for the compiler's scheduling), fewer rows."""
     feasible = [c for c in candidates(target, dtype) if c.feasible]
-    return sorted(feasible, key=lambda c: (-c.intensity, c.registers, c.tile.mr))
+    return sorted(feasible, key=lambda c: (-round(c.efficiency, 6), -c.intensity, c.registers, c.tile.mr))
 
 
 def select(target: CpuTarget, family: str, dtype: str = "f32", tile: RegisterTile | None = None) -> UKernelSet:

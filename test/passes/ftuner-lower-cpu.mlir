@@ -32,7 +32,7 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 // CHECK-NOT:   func.func
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
 // CHECK-NOT:     omp.parallel
-// CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_16x16_[a-z0-9_]+]](
+// CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_8x32_[a-z0-9_]+]](
 // CHECK-SAME:      {no_inline}
 // CHECK-NOT:     omp.parallel
 // CHECK:         llvm.intr.maximum
@@ -49,7 +49,7 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 
 // SEQ-LABEL: llvm.func @matmul_bias_relu(
 // SEQ-NOT:     omp.
-// SEQ-LABEL: llvm.func @ftuner_dispatch_matmul_16x16_
+// SEQ-LABEL: llvm.func @ftuner_dispatch_matmul_8x32_
 // SEQ-NOT:     omp.
 // SEQ:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // SEQ-NOT:     omp.

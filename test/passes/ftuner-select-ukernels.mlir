@@ -1,14 +1,16 @@
 // RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels | FileCheck %s --check-prefix=AVX512
 // RUN: ftuner-opt %s --target=x86-avx2 --ftuner-select-ukernels | FileCheck %s --check-prefix=AVX2
 
-// AVX-512, f32: 16 lanes, 32 registers: 16x16 (18 registers) has the best intensity; kc from L1 32 KiB,
-// blocks from L2 1 MiB. AVX2, f32: 8 lanes, 16 registers: 8x8; L2 512 KiB.
+// AVX-512, f32: 16 lanes, 2 FMA + 2 load ports: 8x32 is FMA-bound (16 FMAs = 8 cycles, 2 B vectors + 8
+// broadcasts = 5 cycles) with the best intensity among those (16x16 is load-bound and needs 22 GPRs for
+// its A rows); kc from L1 32 KiB: 32K / 2 / (40 * 4 B) -> 64; blocks from L2 1 MiB: 1M / 4 / (64 * 4 B).
+// AVX2, f32: 8 lanes, 16 registers: 4x16 (11 registers, FMA-bound; 8x8 is load-bound); L2 512 KiB.
 // AVX512-LABEL: func.func @matmul(
 // AVX512:         linalg.matmul
-// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 16 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 16 : i64}
+// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 64 : i64, lanes = 16 : i64, mc = 1024 : i64, mr = 8 : i64, nc = 1024 : i64, nr = 32 : i64}
 // AVX2-LABEL:  func.func @matmul(
 // AVX2:           linalg.matmul
-// AVX2-SAME:        ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 256 : i64, lanes = 8 : i64, mc = 128 : i64, mr = 8 : i64, nc = 128 : i64, nr = 8 : i64}
+// AVX2-SAME:        ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 8 : i64, mc = 256 : i64, mr = 4 : i64, nc = 256 : i64, nr = 16 : i64}
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
@@ -32,10 +34,10 @@ func.func @batch(%a: tensor<?x?x64xf32>, %b: tensor<?x64x?xf32>, %c: tensor<?x?x
   return %r : tensor<?x?x?xf32>
 }
 
-// f64 has 8 lanes: 16x8 and 8x16 tie on intensity; 16x8 needs fewer registers. kc: (16+8)*8 B*64 = 12 KiB of L1.
+// f64 has 8 lanes: 8x16 is FMA-bound (16 FMAs, 10 loads) with intensity 10.7 (4x32: 7.1); kc: 32K / 2 / (24 * 8 B) -> 64.
 // AVX512-LABEL: func.func @matmul_f64(
 // AVX512:         linalg.matmul
-// AVX512-SAME:      dtype = "f64", family = "matmul", kc = 64 : i64, lanes = 8 : i64, mc = 512 : i64, mr = 16 : i64, nc = 512 : i64, nr = 8 : i64
+// AVX512-SAME:      dtype = "f64", family = "matmul", kc = 64 : i64, lanes = 8 : i64, mc = 512 : i64, mr = 8 : i64, nc = 512 : i64, nr = 16 : i64
 func.func @matmul_f64(%a: tensor<?x?xf64>, %b: tensor<?x?xf64>, %c: tensor<?x?xf64>) -> tensor<?x?xf64> {
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf64>, tensor<?x?xf64>) outs(%c : tensor<?x?xf64>) -> tensor<?x?xf64>
   return %r : tensor<?x?xf64>

@@ -5,17 +5,17 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
   return %r : tensor<?x?xf32>
 }
 
-// The body uKernel: the 16x16 accumulator is read once, carried through the reduction loop in a vector,
-// and written once; each step is a static 16x1 by 1x16 contraction (no masks).
-// CHECK-LABEL: func.func private @ftuner_uk_matmul_16x16_f32(
-// CHECK-SAME:      %[[A:[^:]+]]: tensor<16x?xf32>, %[[B:[^:]+]]: tensor<?x16xf32>, %[[C:[^:]+]]: tensor<16x16xf32>)
+// The body uKernel: the 8x32 accumulator is read once, carried through the reduction loop in a vector,
+// and written once; each step is a static 8x1 by 1x32 contraction (no masks).
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_8x32_f32(
+// CHECK-SAME:      %[[A:[^:]+]]: tensor<8x?xf32>, %[[B:[^:]+]]: tensor<?x32xf32>, %[[C:[^:]+]]: tensor<8x32xf32>)
 // CHECK-NOT:     linalg.matmul
-// CHECK:         %[[ACC0:.*]] = vector.transfer_read %[[C]]{{.*}} : tensor<16x16xf32>, vector<16x16xf32>
-// CHECK:         %[[ACC:.*]] = scf.for {{.*}} iter_args(%[[IT:.*]] = %[[ACC0]]) -> (vector<16x16xf32>)
-// CHECK:           vector.transfer_read {{.*}} : tensor<16x1xf32>, vector<16x1xf32>
-// CHECK:           vector.transfer_read {{.*}} : tensor<1x16xf32>, vector<1x16xf32>
+// CHECK:         %[[ACC0:.*]] = vector.transfer_read %[[C]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK:         %[[ACC:.*]] = scf.for {{.*}} iter_args(%[[IT:.*]] = %[[ACC0]]) -> (vector<8x32xf32>)
+// CHECK:           vector.transfer_read {{.*}} : tensor<8x1xf32>, vector<8x1xf32>
+// CHECK:           vector.transfer_read {{.*}} : tensor<1x32xf32>, vector<1x32xf32>
 // CHECK-NOT:       vector.mask
-// CHECK:           %[[NEXT:.*]] = vector.contract {{.*}} %[[IT]] : vector<16x1xf32>, vector<1x16xf32> into vector<16x16xf32>
+// CHECK:           %[[NEXT:.*]] = vector.contract {{.*}} %[[IT]] : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK:           scf.yield %[[NEXT]]
 // CHECK:         vector.transfer_write %[[ACC]], %[[C]]
 // CHECK-NOT:     linalg.matmul

@@ -1,5 +1,6 @@
 """Columns of the benchmark besides ftuner itself: padding to buckets (one static kernel per bucket of
-64) and a static kernel compiled for exactly each shape. numpy and PyTorch are called directly."""
+64) and a static kernel compiled for exactly each shape. numpy is called directly, PyTorch in its own
+process (torch_worker.py)."""
 from __future__ import annotations
 
 import time
@@ -11,15 +12,6 @@ BUCKET = 64
 
 def round_up(x: int, to: int = BUCKET) -> int:
     return -(-x // to) * to
-
-
-def torch_module():
-    """PyTorch when installed (an optional column, never a dependency)."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
 
 
 class KernelCache:

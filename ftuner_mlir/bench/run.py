@@ -5,7 +5,7 @@ import time
 
 import numpy as np
 
-from .baselines import KernelCache, Padded, torch_module
+from .baselines import KernelCache, Padded
 from .measure import median_times
 
 
@@ -13,17 +13,17 @@ def rel_err(result, reference) -> float:
     return float(np.linalg.norm(result - reference) / max(np.linalg.norm(reference), 1e-30))
 
 
-def run_sweep(sweep, compile_fn, limits, options, log=print) -> dict:
-    """One sweep: ftuner (compiled once), numpy, torch, padded buckets, per-shape static kernels."""
+def run_sweep(sweep, compile_fn, limits, options, log=print, torch_times=None) -> dict:
+    """One sweep: ftuner (compiled once), numpy, padded buckets, per-shape static kernels; `torch_times`
+    (seconds per case) come from PyTorch's own process (torch_worker.py)."""
     t0 = time.perf_counter()
     exe = compile_fn(sweep.dynamic_model())
     dynamic_compile = time.perf_counter() - t0
     static = KernelCache(sweep, compile_fn) if options.static else None
     padded = Padded(sweep, compile_fn) if options.padded else None
-    torch = torch_module() if options.torch else None
     rng = np.random.default_rng(options.seed)
     rows = []
-    for case in sweep.cases:
+    for index, case in enumerate(sweep.cases):
         inputs = sweep.inputs(case, rng)
         reference = sweep.reference(*[a.astype(np.float64) for a in inputs])
         out = np.full(case.out_shape, np.nan, np.float32)
@@ -33,9 +33,6 @@ def run_sweep(sweep, compile_fn, limits, options, log=print) -> dict:
         row = dict(x=case.x, dims=case.dims, flops=case.flops,
                    ftuner_padded_work=max((c.padded_fraction for c in covered if c), default=0.0),
                    ukernels=sorted({f"{r}x{c}" for cov in covered if cov for (r, c) in cov.tiles}))
-        if torch is not None:
-            tensors = [torch.from_numpy(a) for a in inputs]
-            columns["torch"] = lambda: sweep.reference(*tensors)
         if padded is not None:
             columns["padded"] = padded.runner(case, inputs)
             errors["padded"] = rel_err(columns["padded"](), reference)
@@ -46,6 +43,8 @@ def run_sweep(sweep, compile_fn, limits, options, log=print) -> dict:
             errors["static"] = rel_err(kernel(*inputs), reference)
             row["static_compile_s"] = seconds
         times = median_times(columns, options.min_time)
+        if torch_times is not None:
+            times["torch"] = torch_times[index]
         row.update(seconds=times, gflops={k: case.flops / t / 1e9 for k, t in times.items()}, rel_err=errors)
         row["ftuner_pct_peak"] = 100 * row["gflops"]["ftuner"] / limits.fma_gflops
         rows.append(row)
@@ -84,7 +83,7 @@ def run_benchmark(options, log=print) -> dict:
     from pathlib import Path
 
     import ftuner_mlir
-    from . import peak, report, workloads
+    from . import peak, report, torch_worker, workloads
 
     target = ftuner_mlir.parse_target(options.target)
     log(f"target: {target.describe()}")
@@ -94,13 +93,18 @@ def run_benchmark(options, log=print) -> dict:
     builders = {"dense": lambda: workloads.dense(options.t), "bmm_tx64xt": workloads.bmm_tall,
                 "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(options.odd_count)}
     compile_fn = lambda text: ftuner_mlir.compile(text, target)   # noqa: E731
-    if torch_module() is None and options.torch:
-        log("PyTorch is not installed: no torch column (pip install torch to add it)")
+    torch_python = torch_worker.find_python(getattr(options, "torch_python", None)) if options.torch else None
+    if options.torch and torch_python is None:
+        log("PyTorch is not installed: no torch column (pip install -e .[torch], or --torch-python PATH)")
+    elif torch_python:
+        log(f"PyTorch column: measured in its own process ({torch_python})")
     results = []
     for name in options.sweeps:
         sweep = builders[name]()
+        torch_times = torch_worker.measure(torch_python, torch_worker.request_for(name, options)) \
+            if torch_python else None
         log(f"\n{sweep.title}\n{format_header()}")
-        res = run_sweep(sweep, compile_fn, limits, options, log)
+        res = run_sweep(sweep, compile_fn, limits, options, log, torch_times)
         res["summary"] = report.summary(res)
         results.append(res)
     log(report.format_summary(results))

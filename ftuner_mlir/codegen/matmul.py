@@ -48,12 +48,16 @@ def _dyn(rank: int, dtype: str) -> str:
     return f"tensor<{'?x' * rank}{dtype}>"
 
 
-def ukernel_name(rows: int, cols: int, dtype: str) -> str:
-    return f"ftuner_uk_matmul_{rows}x{cols}_{dtype}"
+def _z(zero: bool) -> str:
+    return "_z" if zero else ""
 
 
-def rows_name(rows: int, uks: UKernelSet) -> str:
-    return f"ftuner_rows_{rows}_n{uks.nr}_{uks.dtype}"
+def ukernel_name(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
+    return f"ftuner_uk_matmul_{rows}x{cols}{_z(zero)}_{dtype}"
+
+
+def rows_name(rows: int, uks: UKernelSet, zero: bool = False) -> str:
+    return f"ftuner_rows_{rows}_n{uks.nr}{_z(zero)}_{uks.dtype}"
 
 
 def transpose_name(size: int, dtype: str) -> str:
@@ -64,16 +68,23 @@ def pack_name(uks: UKernelSet) -> str:
     return f"ftuner_pack_bt_{uks.lanes}_{uks.dtype}"
 
 
-def dispatch_name(uks: UKernelSet) -> str:
+def dispatch_name(uks: UKernelSet, zero: bool = False) -> str:
     return (f"ftuner_dispatch_{uks.family}_{uks.mr}x{uks.nr}_mc{uks.mc}_nc{uks.nc}_kc{uks.kc}"
-            f"_p{uks.cores}_{uks.dtype}")
+            f"_p{uks.cores}{_z(zero)}_{uks.dtype}")
 
 
-def emit_ukernel(rows: int, cols: int, dtype: str) -> str:
+def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
+    """C += A.B on a static tile; with `zero`, C = A.B (the accumulators start at zero: C is not read)."""
     a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x{cols}x{dtype}>", f"tensor<{rows}x{cols}x{dtype}>"
-    return (f"func.func private @{ukernel_name(rows, cols, dtype)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
-            f" attributes {{ftuner.ukernel}} {{\n"
-            f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%c : {c}) -> {c}\n"
+    init = "%c"
+    lines = []
+    if zero:
+        lines = [f"  %zero = arith.constant 0.0 : {dtype}",
+                 f"  %z = linalg.fill ins(%zero : {dtype}) outs(%c : {c}) -> {c}"]
+        init = "%z"
+    return (f"func.func private @{ukernel_name(rows, cols, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
+            f" attributes {{ftuner.ukernel}} {{\n" + "".join(line + "\n" for line in lines) +
+            f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs({init} : {c}) -> {c}\n"
             f"  return %r : {c}\n}}")
 
 
@@ -122,8 +133,9 @@ def emit_pack(uks: UKernelSet) -> str:
             f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
 
 
-def emit_rows(rows: int, uks: UKernelSet) -> str:
-    """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows."""
+def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
+    """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows.
+    With `zero`, the uKernels overwrite C instead of accumulating into it."""
     t, dt = _dyn(2, uks.dtype), uks.dtype
     b = IRBody()
     one = b.const(1)
@@ -141,7 +153,7 @@ def emit_rows(rows: int, uks: UKernelSet) -> str:
         sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
         sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {cols}] [1, 1] : {t} to {tile_b}")
         sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {t} to {tile_c}")
-        out = b.op("uk", f"func.call @{ukernel_name(rows, cols, dt)}({sa}, {sb}, {sc}) : "
+        out = b.op("uk", f"func.call @{ukernel_name(rows, cols, dt, zero)}({sa}, {sb}, {sc}) : "
                          f"({tile_a}, {tile_b}, {tile_c}) -> {tile_c}")
         put = b.op("w", f"tensor.insert_slice {out} into {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {tile_c} into {t}")
         b(f"scf.yield {put} : {t}")
@@ -150,12 +162,13 @@ def emit_rows(rows: int, uks: UKernelSet) -> str:
     b(f"scf.yield {acc} : {t}")
     b("}")
     b(f"return %res : {t}")
-    return (f"func.func private @{rows_name(rows, uks)}(%a: {t}, %b: {t}, %c: {t}, %lo: index, %hi: index) -> {t}"
+    return (f"func.func private @{rows_name(rows, uks, zero)}(%a: {t}, %b: {t}, %c: {t}, %lo: index, %hi: index) -> {t}"
             f" attributes {{ftuner.rows = {rows} : i64}} {{\n{b.text()}\n}}")
 
 
-def emit_dispatch(uks: UKernelSet) -> str:
-    """The dispatch function: (A, B, C_init) -> C, all operands fully dynamic."""
+def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
+    """The dispatch function: (A, B, C_init) -> C_init + A.B, all operands fully dynamic. With
+    `zero_init`: (A, B, C) -> A.B, C only giving the result's storage (the op's init was a zero fill)."""
     rank = 3 if uks.batched else 2
     t, t2, dt = _dyn(rank, uks.dtype), _dyn(2, uks.dtype), uks.dtype
     b = IRBody()
@@ -188,23 +201,39 @@ def emit_dispatch(uks: UKernelSet) -> str:
                         f"[{lead_stride}1, 1] : {t} to {t2}")
     row_ranges = _strip_ranges(b, bm, uks.row_sizes)
     kc = b.const(uks.kc)
-    b(f"%acc = scf.for %k0 = {zero} to {k} step {kc} iter_args(%cc = {cblk}) -> ({t2}) {{")
-    kk = b.op("kk", f"arith.minui {b.op('left', f'arith.subi {k}, %k0 : index')}, {kc} : index")
-    ablk = b.op("ablk", f"tensor.extract_slice %A[{lead_off}%i0, %k0] [{lead_size}{bm}, {kk}] "
-                        f"[{lead_stride}1, 1] : {t} to {t2}")
-    if uks.transpose_b:
-        bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, %k0] [{lead_size}{bn}, {kk}] "
-                        f"[{lead_stride}1, 1] : {t} to {t2}")
-        empty = b.op("pack", f"tensor.empty({kk}, {bn}) : {t2}")
-        bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {t2}) -> {t2}")
-    else:
-        bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}%k0, %j0] [{lead_size}{kk}, {bn}] "
+
+    def k_block(k0: str, c_in: str, overwrite: bool) -> str:
+        """The block's rows over reduction indices [k0, k0 + kc): C_in + A.B, or A.B with `overwrite`."""
+        kk = b.op("kk", f"arith.minui {b.op('left', f'arith.subi {k}, {k0} : index')}, {kc} : index")
+        ablk = b.op("ablk", f"tensor.extract_slice %A[{lead_off}%i0, {k0}] [{lead_size}{bm}, {kk}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
-    cur = "%cc"
-    for rows, lo, hi in row_ranges:
-        cur = b.op("rows", f"func.call @{rows_name(rows, uks)}({ablk}, {bblk}, {cur}, {lo}, {hi}) : "
-                           f"({t2}, {t2}, {t2}, index, index) -> {t2}")
-    b(f"scf.yield {cur} : {t2}")
+        if uks.transpose_b:
+            bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, {k0}] [{lead_size}{bn}, {kk}] "
+                            f"[{lead_stride}1, 1] : {t} to {t2}")
+            empty = b.op("pack", f"tensor.empty({kk}, {bn}) : {t2}")
+            bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {t2}) -> {t2}")
+        else:
+            bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
+                                f"[{lead_stride}1, 1] : {t} to {t2}")
+        cur = c_in
+        for rows, lo, hi in row_ranges:
+            cur = b.op("rows", f"func.call @{rows_name(rows, uks, overwrite)}({ablk}, {bblk}, {cur}, {lo}, {hi}) : "
+                               f"({t2}, {t2}, {t2}, index, index) -> {t2}")
+        return cur
+
+    start, init = zero, cblk
+    if zero_init:
+        # the first reduction block writes C (it is never read: the op's init was zeros); K = 0 leaves zeros
+        empty_k = b.op("k0", f"arith.cmpi eq, {k}, {zero} : index")
+        b(f"%first = scf.if {empty_k} -> ({t2}) {{")
+        fill_zero = b.op("z", f"arith.constant 0.0 : {dt}")
+        b(f"scf.yield {b.op('zc', f'linalg.fill ins({fill_zero} : {dt}) outs({cblk} : {t2}) -> {t2}')} : {t2}")
+        b("} else {")
+        b(f"scf.yield {k_block(zero, cblk, overwrite=True)} : {t2}")
+        b("}")
+        start, init = kc, "%first"
+    b(f"%acc = scf.for %k0 = {start} to {k} step {kc} iter_args(%cc = {init}) -> ({t2}) {{")
+    b(f"scf.yield {k_block('%k0', '%cc', overwrite=False)} : {t2}")
     b("}")
     b("scf.forall.in_parallel {")
     b(f"tensor.parallel_insert_slice %acc into %o[{lead_off}%i0, %j0] [{lead_size}{bm}, {bn}] "
@@ -212,17 +241,18 @@ def emit_dispatch(uks: UKernelSet) -> str:
     b("}")
     b("}")
     b(f"return %res : {t}")
-    return (f"func.func private @{dispatch_name(uks)}(%A: {t}, %B: {t}, %C: {t}) -> {t}"
+    return (f"func.func private @{dispatch_name(uks, zero_init)}(%A: {t}, %B: {t}, %C: {t}) -> {t}"
             f" attributes {{ftuner.dispatch = \"{uks.family}\"}} {{\n{b.text()}\n}}")
 
 
-def emit_all(uks: UKernelSet) -> dict[str, str]:
+def emit_all(uks: UKernelSet, zero_init: bool = False) -> dict[str, str]:
     """symbol name -> function text, for the dispatch and everything it calls."""
-    funcs = {dispatch_name(uks): emit_dispatch(uks)}
-    for rows in uks.row_sizes:
-        funcs[rows_name(rows, uks)] = emit_rows(rows, uks)
-    for rows, cols in uks.ukernels():
-        funcs[ukernel_name(rows, cols, uks.dtype)] = emit_ukernel(rows, cols, uks.dtype)
+    funcs = {dispatch_name(uks, zero_init): emit_dispatch(uks, zero_init)}
+    for zero in ((False, True) if zero_init else (False,)):
+        for rows in uks.row_sizes:
+            funcs[rows_name(rows, uks, zero)] = emit_rows(rows, uks, zero)
+        for rows, cols in uks.ukernels():
+            funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero)
     if uks.transpose_b:
         funcs[pack_name(uks)] = emit_pack(uks)
         funcs[transpose_name(uks.lanes, uks.dtype)] = emit_transpose_ukernel(uks.lanes, uks.dtype)

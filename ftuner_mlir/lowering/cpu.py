@@ -4,8 +4,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
-# Each uKernel: tile the reduction by 1, vectorize the static rows x cols x 1 contraction, and hoist the
-# accumulator read/write out of the reduction loop so it stays in vector registers.
+# Each uKernel: vectorize its zero fill if it has one (the first reduction block's uKernels start from
+# zero instead of reading C), tile the reduction by 1, vectorize the static rows x cols x 1 contraction,
+# and hoist the accumulator read/write out of the reduction loop so it stays in vector registers.
 VECTORIZE_UKERNELS = """
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
@@ -13,6 +14,8 @@ module attributes {transform.with_named_sequence} {
         : (!transform.any_op) -> !transform.any_op
     transform.foreach %uks : !transform.any_op {
     ^bb0(%fn: !transform.any_op):
+      %fill = transform.structured.match ops{["linalg.fill"]} in %fn : (!transform.any_op) -> !transform.any_op
+      transform.structured.vectorize %fill : !transform.any_op
       %mm = transform.structured.match ops{["linalg.matmul"]} in %fn : (!transform.any_op) -> !transform.any_op
       %step, %kloop = transform.structured.tile_using_for %mm tile_sizes [0, 0, 1]
           : (!transform.any_op) -> (!transform.any_op, !transform.any_op)

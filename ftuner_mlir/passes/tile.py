@@ -65,6 +65,20 @@ def _checked_set(op, attr: str, parse, on_buffers: bool):
     return uks
 
 
+def _zero_fill_destination(value: ir.Value) -> ir.Value | None:
+    """The destination tensor of `linalg.fill(0.0)` when `value` is its result, else None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "linalg.fill":
+        return None
+    scalar = owner.operation.operands[0].owner
+    if isinstance(scalar, ir.Block) or scalar.operation.name != "arith.constant":
+        return None
+    attr = scalar.operation.attributes["value"]
+    if not isinstance(attr, ir.FloatAttr) or ir.FloatAttr(attr).value != 0.0:
+        return None
+    return owner.operation.operands[1]
+
+
 @dataclasses.dataclass(frozen=True)
 class Tile(ModulePass):
     name = "ftuner-tile"
@@ -90,13 +104,19 @@ class Tile(ModulePass):
         op.operation.erase()
 
     def _rewrite(self, module_op, op) -> None:
-        """A matmul on tensors becomes a call to its dispatch function (on tensors)."""
+        """A matmul on tensors becomes a call to its dispatch function (on tensors). When its init is a
+        zero fill, the dispatch that overwrites C is called on the fill's destination instead (the fill's
+        pass over C disappears when nothing else uses it)."""
         uks = _checked_set(op, ATTR, ukernel_set_from_attr, on_buffers=False)
-        _add_functions(module_op, emit_all(uks))
+        a, b, init = op.operands
+        storage = _zero_fill_destination(init)
+        zero_init = storage is not None
+        _add_functions(module_op, emit_all(uks, zero_init))
         with ir.InsertionPoint(op), op.location:
-            operands = [_cast(v, _dynamic(v.type)) for v in op.operands]
+            operands = [_cast(v, _dynamic(v.type)) for v in (a, b, storage if zero_init else init)]
             result_type = op.results[0].type
-            call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(dispatch_name(uks)), operands)
+            call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(dispatch_name(uks, zero_init)),
+                               operands)
             result = _cast(call.results[0], result_type)
         op.results[0].replace_all_uses_with(result)
         op.operation.erase()

@@ -190,6 +190,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-static", dest="static", action="store_false", help="skip the per-shape static column")
     p.add_argument("--no-padded", dest="padded", action="store_false", help="skip the padding-to-buckets column")
     p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")
+    p.add_argument("--torch-python", default=None,
+                   help="interpreter with torch installed for the PyTorch column (default: this one)")
     p.add_argument("--target", default="host")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")

@@ -24,3 +24,26 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
 // A remainder uKernel is vectorized the same way at its own static size.
 // CHECK-LABEL: func.func private @ftuner_uk_matmul_1x1_f32(
 // CHECK:         vector.contract {{.*}} : vector<1x1xf32>, vector<1x1xf32> into vector<1x1xf32>
+
+// With a zero-filled init, the overwriting uKernels start their accumulators at zero and never read C.
+func.func @zero_init(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_8x32_z_f32(
+// CHECK-SAME:      %{{[^:]+}}: tensor<8x?xf32>, %{{[^:]+}}: tensor<?x32xf32>, %[[ZC:[^:]+]]: tensor<8x32xf32>)
+// CHECK-NOT:     linalg.fill
+// CHECK-NOT:     vector.transfer_read %[[ZC]]
+// CHECK:         %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK:         %[[ZACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (vector<8x32xf32>)
+// CHECK:           vector.contract
+// CHECK:         vector.transfer_write %[[ZACC]], %[[ZC]]
+// CHECK-NOT:     vector.transfer_read %[[ZC]]
+// CHECK:         return

@@ -174,3 +174,22 @@ def test_report_describes_cover(exes):
     assert "padded work: 0.00%" in text
     text = exes["matmul"].report((37, 65), (65, 129))
     assert "M=37 N=129 K=65" in text
+
+
+@pytest.mark.parametrize("m, n, k", [(5, 7, 0), (1, 1, 0), (0, 4, 3), (33, 65, 0)])
+def test_empty_reduction_gives_zeros(exes, m, n, k):
+    """The models' init is a zero fill, which the overwriting dispatch replaces: with K = 0 it must still
+    write zeros over the poisoned output (and with M = 0 write nothing)."""
+    out = poisoned((m, n))
+    result = exes["matmul"](np.ones((m, k), np.float32), np.ones((k, n), np.float32), out=out)
+    assert (result == 0).all()
+    out = poisoned((2, m, n))
+    result = exes["batch"](np.ones((2, m, k), np.float32), np.ones((2, k, n), np.float32), out=out)
+    assert (result == 0).all()
+
+
+def test_reduction_longer_than_one_block(exes, rng):
+    """K spanning several kc blocks: the first block overwrites C, the later ones accumulate."""
+    uks = exes["matmul"].functions["matmul"].tiled_ops[0][0]
+    for k in (uks.kc - 1, uks.kc, uks.kc + 1, 3 * uks.kc + 5):
+        _matmul_case(rng, exes["matmul"], 19, 45, k)

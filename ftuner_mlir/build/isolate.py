@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from .. import settings
-from ..errors import CompileError
+from ..errors import CompileError, InvalidOptions
 from . import worker
 
 DEFAULT_TIMEOUT_S = 1800.0
@@ -83,7 +83,7 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
     timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     memory_mb = default_memory_mb() if memory_mb is None else memory_mb
     if not timeout_s > 0 or not memory_mb > 0:
-        raise ValueError(f"timeout_s and memory_mb must be positive, got {timeout_s!r} and {memory_mb!r}")
+        raise InvalidOptions(f"timeout_s and memory_mb must be positive, got {timeout_s!r} and {memory_mb!r}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "input.mlir").write_text(source)
     request = {"source_file": str(out / "input.mlir"), "options": options.to_json(), "out_dir": str(out)}

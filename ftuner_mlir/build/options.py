@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from ..errors import InvalidOptions
 from ..hardware.cpu import CpuTarget
 
 OPT_LEVELS = (0, 1, 2, 3)
@@ -21,11 +22,11 @@ class BuildOptions:
 
     def __post_init__(self):
         if self.opt_level not in OPT_LEVELS:
-            raise ValueError(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
+            raise InvalidOptions(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
         if not isinstance(self.num_threads, int) or self.num_threads < 0:
-            raise ValueError(f"num_threads must be 0 (the target's cores) or a positive int, got {self.num_threads!r}")
+            raise InvalidOptions(f"num_threads must be 0 (the target's cores) or a positive int, got {self.num_threads!r}")
         if (self.mr > 0) != (self.nr > 0) or self.mr < 0 or self.nr < 0:
-            raise ValueError(f"tile: mr and nr must be given together, both positive, got ({self.mr}, {self.nr})")
+            raise InvalidOptions(f"tile: mr and nr must be given together, both positive, got ({self.mr}, {self.nr})")
 
     def threads(self) -> int:
         return self.num_threads or self.target.cores

@@ -66,9 +66,11 @@ def test_memory_limit():
     (dict(tile=(4, 0)), r"mr and nr must be given together"),
     (dict(timeout_s=0), r"timeout_s and memory_mb must be positive"),
 ])
-def test_bad_options_are_value_errors(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_options_are_refused_before_compiling(kwargs, message):
+    from ftuner_mlir.errors import InvalidOptions
+    with pytest.raises(InvalidOptions, match=message) as info:
         ftuner_mlir.compile(models.matmul() + f"\n// {kwargs}\n", cache=False, **kwargs)
+    assert isinstance(info.value, CompileError) and isinstance(info.value, ValueError)
 
 
 def test_source_must_be_text():

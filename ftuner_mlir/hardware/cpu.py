@@ -36,6 +36,15 @@ MICROARCHITECTURES = {
 }
 
 
+# What a real x86 core can have: values outside are typos or units mixed up (bytes vs KiB), and some
+# (a 65536-bit vector, zero registers) would make the uKernel space loop forever or divide by zero.
+PHYSICAL_RANGES = {
+    "vector_bits": (128, 512), "vector_registers": (8, 64), "l1d_bytes": (4 << 10, 4 << 20),
+    "l2_bytes": (64 << 10, 256 << 20), "l3_bytes": (0, 64 << 30), "cores": (1, 4096),
+    "fma_ports": (1, 8), "load_ports": (1, 8), "fma_latency": (1, 64), "gp_registers": (8, 64),
+}
+
+
 @dataclasses.dataclass(frozen=True)
 class CpuTarget:
     """What the uKernel space needs to know about a CPU. Sizes in bytes."""
@@ -56,12 +65,19 @@ class CpuTarget:
     kind = "cpu"
 
     def __post_init__(self):
-        if self.isa not in ISA_VECTOR_BITS:
+        if not isinstance(self.name, str):
+            raise ValueError(f"target field name must be a string, got {self.name!r}")
+        if not isinstance(self.isa, str) or self.isa not in ISA_VECTOR_BITS:
             raise ValueError(f"unknown isa {self.isa!r}; expected one of {sorted(ISA_VECTOR_BITS)}")
-        for field in ("vector_bits", "vector_registers", "l1d_bytes", "l2_bytes", "l3_bytes", "cores",
-                      "fma_ports", "load_ports", "fma_latency", "gp_registers"):
-            if getattr(self, field) <= 0:
-                raise ValueError(f"target field {field} must be positive, got {getattr(self, field)}")
+        for field, (lo, hi) in PHYSICAL_RANGES.items():
+            value = getattr(self, field)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"target field {field} must be an integer, got {value!r}")
+            if not lo <= value <= hi:
+                raise ValueError(f"target field {field} = {value} is outside the physical range [{lo}, {hi}]")
+        if self.vector_bits != ISA_VECTOR_BITS[self.isa]:
+            raise ValueError(f"target field vector_bits = {self.vector_bits} does not match isa {self.isa!r} "
+                             f"({ISA_VECTOR_BITS[self.isa]}-bit vectors)")
 
     def lanes(self, element_bits: int) -> int:
         """Elements of `element_bits` in one vector register."""
@@ -164,7 +180,7 @@ def detect_host(cpuinfo_path="/proc/cpuinfo", cache_dir="/sys/devices/system/cpu
 def from_json_file(path: str) -> CpuTarget:
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as err:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"cannot read target file {path}: {err}") from None
     if not isinstance(data, dict):
         raise ValueError(f"target file {path}: expected a JSON object of CpuTarget fields, got {type(data).__name__}")
@@ -173,11 +189,14 @@ def from_json_file(path: str) -> CpuTarget:
     if unknown:
         raise ValueError(f"target file {path}: unknown fields {sorted(unknown)}; known: {sorted(base)}")
     isa = data.get("isa", base["isa"])
-    if "isa" in data and isa in ISA_VECTOR_BITS:
+    if "isa" in data and isinstance(isa, str) and isa in ISA_VECTOR_BITS:
         base.update(vector_bits=ISA_VECTOR_BITS[isa], vector_registers=ISA_VECTOR_REGISTERS[isa])
     base.update(data)
     base["name"] = data.get("name", Path(path).stem)
-    return CpuTarget(**base)
+    try:
+        return CpuTarget(**base)
+    except ValueError as err:
+        raise ValueError(f"target file {path}: {err}") from None
 
 
 def parse_target(spec):

@@ -76,8 +76,20 @@ class Function:
         return known
 
     def __call__(self, *arrays, out=None):
-        """Results are new arrays, or written into `out` (one array or a tuple, one per result)."""
-        outs = self._outputs(self.check(arrays), out)
+        """Results are new arrays, or written into `out` (one array or a tuple, one per result). An `out`
+        that overlaps an argument gets numpy's semantics: the result is computed apart, then copied."""
+        shapes = self.check(arrays)
+        outs = self._outputs(shapes, out)
+        if out is not None and any(np.may_share_memory(o, a) for o in outs for a in arrays):
+            apart = [np.empty(s, d) for s, d in zip(shapes, self._result_dtypes)]
+            self._call(arrays, apart)
+            for o, r in zip(outs, apart):
+                o[...] = r
+        else:
+            self._call(arrays, outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _call(self, arrays, outs) -> None:
         buffer = getattr(self._per_thread, "buffer", None)
         if buffer is None:
             ranks = [len(spec["shape"]) for spec in (*self.rules["args"], *self.rules["results"])]
@@ -87,7 +99,6 @@ class Function:
             self._entry(packed)
         else:
             self._entry(*buffer.pointers)
-        return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:
         if out is None:

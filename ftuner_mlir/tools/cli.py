@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -27,6 +28,37 @@ def _parse_ts(text: str) -> list[int]:
     if not out or min(out) < 1:
         raise argparse.ArgumentTypeError("T values must be positive integers, e.g. 1-16,32,128")
     return out
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """A finite, positive time of at most 60 s (per shape and column)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value <= 60:
+        raise argparse.ArgumentTypeError(f"expected 0 < seconds <= 60, got {text}")
+    return value
+
+
+def _target(text: str) -> str:
+    """Checked when parsing the command line, so a bad --target is a usage error on every subcommand."""
+    from ftuner_mlir.hardware.cpu import parse_target
+    try:
+        parse_target(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
 
 
 def demo(args) -> int:
@@ -185,14 +217,14 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated subset of {','.join(SWEEPS)} (default: all)")
     p.add_argument("--t", type=_parse_ts, default=list(range(1, 129)),
                    help="Dense T values (M = 16*T), e.g. 1-16,32 (default: 1-128)")
-    p.add_argument("--odd-count", type=int, default=16, help="how many odd shapes (default: %(default)s)")
-    p.add_argument("--min-time", type=float, default=0.2, help="seconds of timed runs per column and case")
+    p.add_argument("--odd-count", type=_positive_int, default=16, help="how many odd shapes (default: %(default)s)")
+    p.add_argument("--min-time", type=_seconds, default=0.2, help="seconds of timed runs per column and case")
     p.add_argument("--no-static", dest="static", action="store_false", help="skip the per-shape static column")
     p.add_argument("--no-padded", dest="padded", action="store_false", help="skip the padding-to-buckets column")
     p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")
     p.add_argument("--torch-python", default=None,
                    help="interpreter with torch installed for the PyTorch column (default: this one)")
-    p.add_argument("--target", default="host")
+    p.add_argument("--target", type=_target, default="host")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
 
@@ -204,24 +236,24 @@ def main(argv=None) -> None:
     p.add_argument("--t", type=_parse_ts, default=list(DEFAULT_T),
                    help="T values (M = 16*T), e.g. 1-16,32,128 (default: %(default)s)")
     p.add_argument("--all", dest="t", action="store_const", const=list(range(1, 129)), help="T = 1..128")
-    p.add_argument("--target", default="host", help="host, x86-avx512, x86-avx2 or a JSON file")
-    p.add_argument("--min-time", type=float, default=0.2, help="seconds of timed runs per shape and column")
+    p.add_argument("--target", type=_target, default="host", help="host, x86-avx512, x86-avx2 or a JSON file")
+    p.add_argument("--min-time", type=_seconds, default=0.2, help="seconds of timed runs per shape and column")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=demo)
     p = sub.add_parser("bench", help="benchmark every column side by side; JSON + PNG")
     add_bench_arguments(p)
     p.set_defaults(run=bench)
     p = sub.add_parser("tune", help="measure the best analytic uKernels once; results go to the tuning database")
-    p.add_argument("--target", default="host")
+    p.add_argument("--target", type=_target, default="host")
     p.add_argument("--dtype", default="f32", choices=("f32", "f64"))
-    p.add_argument("--top", type=int, default=6, help="how many analytic candidates to measure")
+    p.add_argument("--top", type=_positive_int, default=6, help="how many analytic candidates to measure")
     p.add_argument("--db", default=None, help="database file (default: the cache dir; FTUNER_CACHE_DIR)")
     p.set_defaults(run=tune)
     p = sub.add_parser("export", help="compile a module into a shared library + Python loader (CPU or GPU)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("input", nargs="?", help="MLIR file")
     src.add_argument("--model", choices=["dense", "batch_matmul", "matmul"], help="a built-in workload")
-    p.add_argument("--target", default="host", help="host (default), x86-avx512, x86-avx2, a JSON file, or cuda:<gpu>")
+    p.add_argument("--target", type=_target, default="host", help="host (default), x86-avx512, x86-avx2, a JSON file, or cuda:<gpu>")
     p.add_argument("-o", "--out", default="exported", help="output folder (default: %(default)s)")
     p.add_argument("--name", default="model", help="library name: lib<name>.so")
     p.set_defaults(run=export)
@@ -233,10 +265,23 @@ def main(argv=None) -> None:
     p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
     p.set_defaults(run=cache)
     p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
-    p.add_argument("--target", default="host")
+    p.add_argument("--target", type=_target, default="host")
     p.set_defaults(run=target)
     args = parser.parse_args(argv)
-    sys.exit(args.run(args))
+    sys.exit(_run(args))
+
+
+def _run(args) -> int:
+    """Errors the user can act on are one line on stderr and exit code 1, never a traceback."""
+    from ftuner_mlir.errors import CompileError
+    try:
+        return args.run(args)
+    except BrokenPipeError:            # e.g. `ftuner target | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (CompileError, ValueError, OSError) as err:
+        print(f"ftuner {args.command}: error: {err}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

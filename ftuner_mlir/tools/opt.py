@@ -9,6 +9,8 @@ Pass flags run in the order given; any `--name[=options]` that is not a driver o
 """
 from __future__ import annotations
 
+import os
+import re
 import sys
 
 USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...] [--pass-pipeline=PIPELINE]
@@ -108,9 +110,18 @@ def _transform(opts: dict, target) -> int:
     path = opts["input"]
     name = "<stdin>" if path in (None, "-") else path
     try:
-        text = sys.stdin.read() if name == "<stdin>" else open(path).read()   # also checks readability
+        data = sys.stdin.buffer.read() if name == "<stdin>" else open(path, "rb").read()
     except OSError as err:
         return _fail(f"ftuner-opt: cannot read {path}: {err.strerror}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        return _fail(f"{name}:{line}: error: input is not valid UTF-8 (byte 0x{data[err.start]:02x} at offset "
+                     f"{err.start})")
+    too_deep = nesting_error(text, name)
+    if too_deep:
+        return _fail(too_deep)
     try:
         stages = []
         for kind, spec in opts["stages"]:
@@ -130,12 +141,37 @@ def _transform(opts: dict, target) -> int:
         except ValueError as err:       # a malformed upstream pass name or option
             return _fail(f"ftuner-opt: {err}")
         out = str(module)
-    if opts["output"]:
-        with open(opts["output"], "w") as f:
-            f.write(out)
-    else:
-        sys.stdout.write(out)
+    try:
+        if opts["output"] not in (None, "-"):
+            with open(opts["output"], "w") as f:
+                f.write(out)
+        else:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as err:
+        return _fail(f"ftuner-opt: cannot write {opts['output'] or 'standard output'}: {err.strerror}")
     return 0
+
+
+MAX_NESTING = 2000     # region depth MLIR's recursive parser handles; 10,000 overflowed its stack
+
+
+def nesting_error(text: str, name: str) -> str | None:
+    """A diagnostic when braces nest deeper than MAX_NESTING (checked before parsing: too deep a nest
+    crashes the parser instead of failing)."""
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|[{}]', text):
+        token = m.group()
+        if token == "{":
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, m.start()) + 1
+                return f"{name}:{line}: error: regions nest deeper than {MAX_NESTING} levels"
+        elif token == "}":
+            depth -= 1
+    return None
 
 
 def main() -> None:

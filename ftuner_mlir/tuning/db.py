@@ -8,10 +8,15 @@ from __future__ import annotations
 import datetime
 import hashlib
 import sqlite3
+import warnings
 from pathlib import Path
 
 from .. import settings
 from ..hardware.cpu import CpuTarget
+
+class TuningDatabaseWarning(UserWarning):
+    """The tuning database could not be used; compilation goes on with the analytic choice."""
+
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS measurements (
@@ -38,7 +43,8 @@ class TuningDB:
         if not create and not self.path.exists():
             return None
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30)
+        # a reader (every compile) waits for a locked database 1 s at most, then warns and goes on
+        conn = sqlite3.connect(self.path, timeout=30 if create else 1)
         conn.execute(SCHEMA)
         return conn
 
@@ -62,8 +68,24 @@ class TuningDB:
         return rows
 
     def best_tile(self, target: CpuTarget, family: str, dtype: str) -> tuple[int, int] | None:
-        rows = self.measurements(target, family, dtype)
-        return (rows[0][0], rows[0][1]) if rows else None
+        """The best measured tile that is a feasible candidate for the target, or None. The database is
+        a cache: when it cannot be read (corrupt, locked, another schema) or holds a tile no candidate
+        matches, a warning says so and the analytic choice is used."""
+        from ..ukernel.space import candidates
+
+        try:
+            rows = self.measurements(target, family, dtype)
+        except (sqlite3.Error, OSError, ValueError) as err:
+            warnings.warn(f"tuning database {self.path} cannot be read ({err}); using the analytic uKernel choice",
+                          TuningDatabaseWarning, stacklevel=2)
+            return None
+        feasible = {(c.tile.mr, c.tile.nr) for c in candidates(target, dtype) if c.feasible}
+        for mr, nr, gflops in rows:
+            if (mr, nr) in feasible and isinstance(gflops, (int, float)) and gflops > 0:
+                return mr, nr
+            warnings.warn(f"tuning database {self.path}: ignoring the row ({mr!r}, {nr!r}, {gflops!r}), not a "
+                          f"feasible {dtype} uKernel of this target", TuningDatabaseWarning, stacklevel=2)
+        return None
 
 
 def chosen_tile(target, dtype: str, mr: int = 0, nr: int = 0, tuning: bool = True) -> tuple[int, int] | None:

@@ -15,14 +15,14 @@ def test_db_roundtrip(tmp_path):
     db = TuningDB(tmp_path / "t.sqlite")
     target = PRESETS["x86-avx512"]
     assert db.best_tile(target, "matmul", "f32") is None
-    db.record(target, "matmul", "f32", 16, 16, 150.0, 0)
+    db.record(target, "matmul", "f32", 4, 64, 150.0, 0)
     db.record(target, "matmul", "f32", 8, 32, 170.0, 1)
     db.record(target, "matmul", "f64", 4, 16, 90.0, 0)
     assert db.best_tile(target, "matmul", "f32") == (8, 32)
     assert db.best_tile(target, "matmul", "f64") == (4, 16)
     assert db.best_tile(PRESETS["x86-avx2"], "matmul", "f32") is None     # keyed by target
     db.record(target, "matmul", "f32", 8, 32, 120.0, 1)                   # re-measured: replaced
-    assert db.best_tile(target, "matmul", "f32") == (16, 16)
+    assert db.best_tile(target, "matmul", "f32") == (4, 64)
 
 
 def test_compile_uses_the_measured_tile(rng):

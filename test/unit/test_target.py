@@ -57,7 +57,16 @@ def test_json_override(tmp_path):
 
 
 @pytest.mark.parametrize("content, message", [
-    ({"cores": 0}, "cores must be positive"),
+    ({"cores": 0}, r"cores = 0 is outside the physical range \[1, 4096\]"),
+    ({"vector_bits": 65536}, r"vector_bits = 65536 is outside the physical range"),
+    ({"vector_bits": 16}, r"vector_bits = 16 is outside the physical range"),
+    ({"isa": "avx2", "vector_bits": 512}, r"vector_bits = 512 does not match isa 'avx2'"),
+    ({"cores": "2"}, "cores must be an integer, got '2'"),
+    ({"cores": True}, "cores must be an integer, got True"),
+    ({"l1d_bytes": 48}, r"l1d_bytes = 48 is outside the physical range"),
+    ({"fma_ports": 0}, r"fma_ports = 0 is outside"),
+    ({"isa": ["avx2"]}, r"unknown isa \['avx2'\]"),
+    ({"name": 7}, "name must be a string"),
     ({"isa": "mmx"}, "unknown isa 'mmx'"),
     ({"frequency": 3}, r"unknown fields \['frequency'\]"),
 ])

@@ -1,0 +1,149 @@
+"""Bad input gets one clear error (or the right answer), never a traceback, a crash or a hang."""
+import os
+import sqlite3
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ftuner_mlir
+from ftuner_mlir import models
+from ftuner_mlir.hardware.cpu import detect_host
+from ftuner_mlir.tuning.db import TuningDatabaseWarning, TuningDB
+
+from .helpers import assert_matches, random
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.mark.parametrize("n", [4, 37, 300])
+def test_output_overlapping_an_input_has_numpy_semantics(rng, n):
+    exe = ftuner_mlir.compile(models.matmul())
+    a, b = random(rng, (n, n)), random(rng, (n, n))
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    assert_matches(exe(a, b, out=a), ref, scale)          # the result lands in a, computed apart first
+    c = random(rng, (n, n))
+    ref = c.astype(np.float64) @ c.astype(np.float64)
+    scale = np.abs(c).astype(np.float64) @ np.abs(c).astype(np.float64)
+    assert_matches(exe(c, c, out=c), ref, scale)
+
+
+def test_static_reduction_of_a_few_vectors(rng):
+    """K = 48 (a multiple of 16, below kc) used to be rejected ("offset 1 is out-of-bounds: 48 >= 48")."""
+    exe = ftuner_mlir.compile(models.dense(n=64, k=48))
+    w = random(rng, (64, 48))
+    for m in (1, 5, 33):
+        x = random(rng, (m, 48))
+        assert_matches(exe(x, w), x.astype(np.float64) @ w.astype(np.float64).T,
+                       np.abs(x).astype(np.float64) @ np.abs(w).astype(np.float64).T)
+
+
+def _database(tmp_path, fault: str) -> Path:
+    path = tmp_path / "tuning.sqlite"
+    if fault == "garbage":
+        path.write_bytes(os.urandom(4096))
+    elif fault == "wrong-schema":
+        conn = sqlite3.connect(path)
+        conn.execute("CREATE TABLE measurements (x TEXT)")
+        conn.commit()
+        conn.close()
+    elif fault == "huge-tile":
+        TuningDB(path).record(detect_host(), "matmul", "f32", 1024, 1024, 500.0, 0)
+    elif fault == "negative-speed":
+        TuningDB(path).record(detect_host(), "matmul", "f32", 8, 32, -1.0, 0)
+    return path
+
+
+@pytest.mark.parametrize("fault, message", [("garbage", "cannot be read"), ("wrong-schema", "cannot be read"),
+                                            ("huge-tile", "ignoring the row"), ("negative-speed", "ignoring the row")])
+def test_a_faulty_tuning_database_is_a_warning(tmp_path, fault, message):
+    db = TuningDB(_database(tmp_path, fault))
+    with pytest.warns(TuningDatabaseWarning, match=message):
+        assert db.best_tile(detect_host(), "matmul", "f32") is None
+
+
+def test_a_locked_tuning_database_does_not_hang(tmp_path):
+    path = _database(tmp_path, "none")
+    TuningDB(path).record(detect_host(), "matmul", "f32", 8, 32, 100.0, 0)
+    holder = sqlite3.connect(path)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert TuningDB(path).best_tile(detect_host(), "matmul", "f32") is None
+        assert any("cannot be read" in str(w.message) for w in caught)
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def _cli(*args, tool="ftuner", stdin=None):
+    return subprocess.run([str(BIN / tool), *args], capture_output=True, text=True, timeout=300, input=stdin)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("demo", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
+    (("bench", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
+    (("tune", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
+    (("target", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
+    (("export", "--model", "dense", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
+    (("tune", "--top", "0"), "argument --top: expected a positive integer, got 0"),
+    (("demo", "--min-time", "inf"), "argument --min-time: expected 0 < seconds <= 60, got inf"),
+    (("bench", "--odd-count", "-3"), "argument --odd-count: expected a positive integer, got -3"),
+    (("export", "/nonexistent/model.mlir"), "No such file or directory"),
+])
+def test_ftuner_cli_errors(args, message):
+    r = _cli(*args)
+    assert r.returncode in (1, 2) and message in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_ftuner_output_into_a_closed_pipe():
+    r = subprocess.run(f"{BIN / 'ftuner'} target | head -1", shell=True, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "Traceback" not in r.stderr and r.stdout.count("\n") == 1
+
+
+@pytest.fixture
+def small_module(tmp_path):
+    path = tmp_path / "ok.mlir"
+    path.write_text("func.func @f() {\n  return\n}\n")
+    return path
+
+
+def _nested(depth: int) -> str:
+    lines = ["func.func @f(%a: i32) -> i32 {"]
+    lines += [f"  %r{i} = scf.execute_region -> i32 {{" for i in range(depth)]
+    lines.append("  scf.yield %a : i32")
+    for i in range(depth - 1, -1, -1):
+        lines.append("  }")
+        if i:
+            lines.append(f"  scf.yield %r{i} : i32")
+    return "\n".join(lines + ["  return %r0 : i32", "}"]) + "\n"
+
+
+def test_ftuner_opt_input_and_output_errors(tmp_path, small_module):
+    bad = tmp_path / "bad.mlir"
+    bad.write_bytes(b"func.func @f() {\n  return\n}\n\xff\xfe\n")
+    r = _cli(str(bad), tool="ftuner-opt")
+    assert r.returncode == 1 and "bad.mlir:4: error: input is not valid UTF-8 (byte 0xff" in r.stderr
+    r = _cli(str(small_module), "-o", str(tmp_path / "missing" / "out.mlir"), tool="ftuner-opt")
+    assert r.returncode == 1 and "cannot write" in r.stderr and "No such file or directory" in r.stderr
+    r = _cli(str(small_module), "-o", "/dev/full", tool="ftuner-opt")
+    assert r.returncode == 1 and "No space left on device" in r.stderr
+    r = _cli(str(small_module), "-o", "-", tool="ftuner-opt")
+    assert r.returncode == 0 and "func.func @f()" in r.stdout
+    for result in [_cli(str(bad), tool="ftuner-opt"), _cli(str(small_module), "-o", "/dev/full", tool="ftuner-opt")]:
+        assert "Traceback" not in result.stderr
+
+
+def test_ftuner_opt_deep_nesting(tmp_path):
+    ok, deep = tmp_path / "ok.mlir", tmp_path / "deep.mlir"
+    ok.write_text(_nested(1000))
+    deep.write_text(_nested(10000))
+    r = _cli(str(ok), "--ftuner-select-ukernels", tool="ftuner-opt")      # walks 1000 levels: no RecursionError
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "scf.execute_region" in r.stdout
+    r = _cli(str(deep), tool="ftuner-opt")
+    assert r.returncode == 1 and "deep.mlir:2001: error: regions nest deeper than 2000 levels" in r.stderr

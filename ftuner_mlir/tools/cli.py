@@ -30,25 +30,21 @@ def _parse_ts(text: str) -> list[int]:
     return out
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
+def _checked(convert, ok, expected: str):
+    """An argparse type: `convert(text)`, refused unless `ok(value)`, with `expected` in the message."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+    return parse
 
 
-def _seconds(text: str) -> float:
-    """A finite, positive time of at most 60 s (per shape and column)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not 0 < value <= 60:
-        raise argparse.ArgumentTypeError(f"expected 0 < seconds <= 60, got {text}")
-    return value
+_positive_int = _checked(int, lambda v: v >= 1, "a positive integer")
+_seconds = _checked(float, lambda v: 0 < v <= 60, "0 < seconds <= 60")     # per shape and column
 
 
 def _target(text: str) -> str:

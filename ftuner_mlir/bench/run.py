@@ -13,9 +13,10 @@ def rel_err(result, reference) -> float:
     return float(np.linalg.norm(result - reference) / max(np.linalg.norm(reference), 1e-30))
 
 
-def run_sweep(sweep, compile_fn, limits, options, log=print, torch_times=None) -> dict:
-    """One sweep: ftuner (compiled once), numpy, padded buckets, per-shape static kernels; `torch_times`
-    (seconds per case) come from PyTorch's own process (torch_worker.py)."""
+def run_sweep(sweep, compile_fn, limits, options, log=print, torch_column=None) -> dict:
+    """One sweep: ftuner (compiled once), numpy, padded buckets, per-shape static kernels, and PyTorch
+    in its own process (`torch_column`: torch_worker.TorchColumn), each case measured right before the
+    others."""
     t0 = time.perf_counter()
     exe = compile_fn(sweep.dynamic_model())
     dynamic_compile = time.perf_counter() - t0
@@ -42,9 +43,12 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, torch_times=None) -
             columns["static"] = lambda: kernel(*inputs)
             errors["static"] = rel_err(kernel(*inputs), reference)
             row["static_compile_s"] = seconds
+        torch_seconds = torch_column.time(index) if torch_column is not None else None
+        if torch_seconds is not None:
+            time.sleep(0.15)          # its thread pool spins a while after it returns
         times = median_times(columns, options.min_time)
-        if torch_times is not None:
-            times["torch"] = torch_times[index]
+        if torch_seconds is not None:
+            times["torch"] = torch_seconds
         row.update(seconds=times, gflops={k: case.flops / t / 1e9 for k, t in times.items()}, rel_err=errors)
         row["ftuner_pct_peak"] = 100 * row["gflops"]["ftuner"] / limits.fma_gflops
         rows.append(row)
@@ -101,10 +105,14 @@ def run_benchmark(options, log=print) -> dict:
     results = []
     for name in options.sweeps:
         sweep = builders[name]()
-        torch_times = torch_worker.measure(torch_python, torch_worker.request_for(name, options)) \
+        torch_column = torch_worker.TorchColumn(torch_python, torch_worker.request_for(name, options)) \
             if torch_python else None
         log(f"\n{sweep.title}\n{format_header()}")
-        res = run_sweep(sweep, compile_fn, limits, options, log, torch_times)
+        try:
+            res = run_sweep(sweep, compile_fn, limits, options, log, torch_column)
+        finally:
+            if torch_column is not None:
+                torch_column.close()
         res["summary"] = report.summary(res)
         results.append(res)
     log(report.format_summary(results))

@@ -1,10 +1,11 @@
 """The PyTorch column, measured in a process of its own: two OpenMP runtimes in one process (torch's
 and ftuner's libiomp5) slow both, so the benchmark never imports torch itself.
 
-    python -m ftuner_mlir.bench.torch_worker < request.json     (the benchmark starts it; see run.py)
+    python -m ftuner_mlir.bench.torch_worker      (the benchmark starts it: TorchColumn, run.py)
 
-The request names a sweep and its options; the answer (stdout, JSON) is the median time of each case,
-timed like every other column (measure.median_times), on inputs of the same shapes.
+The first line on stdin names a sweep and its options; then each line names a case, and the answer
+(a line on stdout, JSON) is its time, measured like every other column (measure.median_times) on
+inputs of the same shapes.
 """
 from __future__ import annotations
 
@@ -29,15 +30,31 @@ def find_python(explicit: str | None = None) -> str | None:
     return None
 
 
-def measure(python: str, request: dict) -> list[float]:
-    """Seconds per case of the sweep, measured by `python` running this module."""
-    env_path = str(Path(__file__).resolve().parents[2])          # this package, for torch's interpreter
-    proc = subprocess.run([python, "-m", "ftuner_mlir.bench.torch_worker"], input=json.dumps(request),
-                          capture_output=True, text=True, timeout=3600,
-                          env={**os.environ, "PYTHONPATH": env_path})
-    if proc.returncode != 0:
-        raise RuntimeError(f"the PyTorch column failed:\n{proc.stderr.strip()[-2000:]}")
-    return json.loads(proc.stdout.splitlines()[-1])
+class TorchColumn:
+    """A PyTorch process serving one sweep: `time(i)` measures case i there and returns its seconds.
+    The benchmark asks right before it measures the other columns of the same case, so both see the
+    same state of this shared machine (a whole sweep measured apart saw a different one)."""
+
+    def __init__(self, python: str, request: dict):
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}   # this package
+        self.proc = subprocess.Popen([python, "-m", "ftuner_mlir.bench.torch_worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        self._send(request)
+
+    def _send(self, message: dict):
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the PyTorch column's process ended:\n{self.proc.stderr.read()[-2000:]}")
+        return json.loads(line)
+
+    def time(self, case_index: int) -> float:
+        return self._send({"case": case_index})["seconds"]
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 def main() -> None:
@@ -47,17 +64,18 @@ def main() -> None:
     from . import workloads
     from .measure import median_times
 
-    req = json.loads(sys.stdin.read())
+    req = json.loads(sys.stdin.readline())
     builders = {"dense": lambda: workloads.dense(req["t"]), "bmm_tx64xt": workloads.bmm_tall,
                 "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(req["odd_count"])}
     sweep = builders[req["sweep"]]()
     rng = np.random.default_rng(req["seed"])
-    times = []
-    with torch.inference_mode():
-        for case in sweep.cases:
-            tensors = [torch.from_numpy(a) for a in sweep.inputs(case, rng)]
-            times.append(median_times({"torch": lambda: sweep.reference(*tensors)}, req["min_time"])["torch"])
-    print(json.dumps(times))
+    print(json.dumps({"cases": len(sweep.cases), "torch": torch.__version__}), flush=True)
+    torch.set_grad_enabled(False)
+    for line in sys.stdin:
+        case = sweep.cases[json.loads(line)["case"]]
+        tensors = [torch.from_numpy(a) for a in sweep.inputs(case, rng)]
+        seconds = median_times({"torch": lambda: sweep.reference(*tensors)}, req["min_time"])["torch"]
+        print(json.dumps({"seconds": seconds}), flush=True)
 
 
 if __name__ == "__main__":

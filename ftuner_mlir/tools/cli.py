@@ -129,6 +129,17 @@ def target(args) -> int:
               f"efficiency {c.efficiency:4.2f}" + (f"  rejected: {c.rejected}" if c.rejected else ""))
     for family in FAMILIES:
         print(select(tgt, family, "f32").describe())
+    from ftuner_mlir.tuning.db import TuningDB
+    from ftuner_mlir.ukernel import ranked_candidates
+    analytic = ranked_candidates(tgt, "f32")[0].tile
+    measured = TuningDB().measurements(tgt, "matmul", "f32")
+    tuned = TuningDB().best_tile(tgt, "matmul", "f32")
+    if tuned:
+        speed = next(g for mr, nr, g in measured if (mr, nr) == tuned)
+        print(f"tuned choice (f32): {tuned[0]}x{tuned[1]} ({speed:.1f} GFLOP/s measured by ftuner tune); "
+              f"analytic choice: {analytic.mr}x{analytic.nr}")
+    else:
+        print(f"tuned choice (f32): none measured (ftuner tune); analytic choice: {analytic.mr}x{analytic.nr}")
     return 0
 
 
@@ -150,13 +161,19 @@ def tune(args) -> int:
     target = ftuner_mlir.parse_target(args.target)
     db = TuningDB(args.db)
     print(f"tuning the matmul family ({args.dtype}) on {target.describe()}")
-    print(f"measuring the {args.top} best analytic register tiles, each in its own process")
+    print(f"measuring the {args.top} best analytic register tiles, each in its own process, single-threaded "
+          f"in thread CPU time, 5 rounds per probe shape")
+    from ftuner_mlir.tuning.tuner import machine_busy
+    busy = machine_busy(target.cores)
+    if busy:
+        print(f"warning: {busy}")
     t0 = time.perf_counter()
     trials = run_tune(target, args.dtype, args.top, db)
     wall = time.perf_counter() - t0
-    print(f"{'tile':>6} {'analytic rank':>13} {'GFLOP/s':>8}")
+    print(f"{'tile':>6} {'analytic rank':>13} {'GFLOP/s':>8} {'spread':>7}")
     for t in trials:
-        print(f"{t.mr:>2}x{t.nr:<3} {t.analytic_rank:>13} " + (f"{t.gflops:8.1f}" if t.gflops else f"  failed: {t.error}"))
+        print(f"{t.mr:>2}x{t.nr:<3} {t.analytic_rank:>13} " +
+              (f"{t.gflops:8.1f} {100 * t.spread:6.1f}%" if t.gflops else f"  failed: {t.error}"))
     best = db.best_tile(target, "matmul", args.dtype)
     print(f"tuning took {wall:.1f} s wall; best {best[0]}x{best[1]} stored in {db.path}" if best else
           f"tuning took {wall:.1f} s wall; no candidate succeeded")

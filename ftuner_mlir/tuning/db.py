@@ -52,7 +52,11 @@ class TuningDB:
                analytic_rank: int) -> None:
         conn = self._connect(create=True)
         with conn:
-            conn.execute("INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            # a tile keeps its best measurement: a run on a busier machine never demotes it
+            conn.execute("INSERT INTO measurements VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                         "ON CONFLICT (target_key, family, dtype, mr, nr) DO UPDATE SET "
+                         "gflops = MAX(gflops, excluded.gflops), analytic_rank = excluded.analytic_rank, "
+                         "measured_at = excluded.measured_at",
                          (target_key(target), target.name, family, dtype, mr, nr, gflops, analytic_rank,
                           datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")))
         conn.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -23,6 +24,7 @@ class Trial:
     nr: int
     analytic_rank: int
     gflops: float | None = None
+    spread: float | None = None       # (max - min) / median of its rounds: how much to trust gflops
     error: str | None = None
 
 
@@ -45,8 +47,20 @@ def run_trial(target: CpuTarget, dtype: str, trial: Trial) -> Trial:
     if result["max_rel_err"] > (1e-4 if dtype == "f32" else 1e-10):
         trial.error = f"wrong results (relative error {result['max_rel_err']:.1e})"
     else:
-        trial.gflops = result["gflops"]
+        trial.gflops, trial.spread = result["gflops"], result["spread"]
     return trial
+
+
+def machine_busy(cores: int) -> str | None:
+    """A warning when other work competes for the cores (the measurements would be low and noisy)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return None
+    if load > cores:
+        return (f"the machine is busy (load average {load:.1f} on {cores} cores): measurements will be low "
+                f"and noisy; the database keeps each tile's best measurement, so a noisy run does not demote one")
+    return None
 
 
 def _progress(done: int, total: int, label: str, started: float) -> None:

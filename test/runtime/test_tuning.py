@@ -21,7 +21,10 @@ def test_db_roundtrip(tmp_path):
     assert db.best_tile(target, "matmul", "f32") == (8, 32)
     assert db.best_tile(target, "matmul", "f64") == (4, 16)
     assert db.best_tile(PRESETS["x86-avx2"], "matmul", "f32") is None     # keyed by target
-    db.record(target, "matmul", "f32", 8, 32, 120.0, 1)                   # re-measured: replaced
+    db.record(target, "matmul", "f32", 8, 32, 120.0, 1)       # re-measured slower (a busier machine):
+    assert db.best_tile(target, "matmul", "f32") == (8, 32)   # the tile keeps its best measurement
+    assert (8, 32, 170.0) in db.measurements(target, "matmul", "f32")
+    db.record(target, "matmul", "f32", 4, 64, 180.0, 0)       # a better measurement does replace the choice
     assert db.best_tile(target, "matmul", "f32") == (4, 64)
 
 
@@ -47,6 +50,7 @@ def test_tune_measures_and_records(tmp_path):
     db = TuningDB(tmp_path / "t.sqlite")
     trials = tune(detect_host(), "f32", top=2, db=db, progress=False)
     assert len(trials) == 2 and all(t.gflops and t.gflops > 0 for t in trials), trials
+    assert all(t.spread is not None and t.spread >= 0 for t in trials)
     assert db.best_tile(detect_host(), "matmul", "f32") == (trials[0].mr, trials[0].nr)
 
 
@@ -60,3 +64,11 @@ def test_select_options(options, message):
     from ftuner_mlir.driver import instantiate
     with pytest.raises(ValueError, match=message):
         instantiate(f"ftuner-select-ukernels{{{options}}}", None).tile_for(None, "f32")
+
+
+def test_busy_machine_warning(monkeypatch):
+    from ftuner_mlir.tuning import tuner
+    monkeypatch.setattr(tuner.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    assert "load average 5.0 on 2 cores" in tuner.machine_busy(2)
+    monkeypatch.setattr(tuner.os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert tuner.machine_busy(2) is None

@@ -1,6 +1,6 @@
 """Columns of the benchmark besides ftuner itself: padding to buckets (one static kernel per bucket of
-64) and a static kernel compiled for exactly each shape. numpy is called directly, PyTorch in its own
-process (torch_worker.py)."""
+64) and a static kernel compiled for exactly each shape. numpy and PyTorch run in their own
+process (library_worker.py)."""
 from __future__ import annotations
 
 import time

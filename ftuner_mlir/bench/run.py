@@ -1,6 +1,7 @@
 """Run the benchmark sweeps: every column of every case in the same process, results checked."""
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -13,10 +14,10 @@ def rel_err(result, reference) -> float:
     return float(np.linalg.norm(result - reference) / max(np.linalg.norm(reference), 1e-30))
 
 
-def run_sweep(sweep, compile_fn, limits, options, log=print, torch_column=None) -> dict:
-    """One sweep: ftuner (compiled once), numpy, padded buckets, per-shape static kernels, and PyTorch
-    in its own process (`torch_column`: torch_worker.TorchColumn), each case measured right before the
-    others."""
+def run_sweep(sweep, compile_fn, limits, options, log=print, libraries=None) -> dict:
+    """One sweep: ftuner (compiled once), padded buckets, per-shape static kernels, and the libraries
+    (`libraries`: name -> library_worker.LibraryColumn, each in its own process), each case measured by
+    the libraries right before the other columns. Without `libraries`, numpy runs in this process."""
     t0 = time.perf_counter()
     exe = compile_fn(sweep.dynamic_model())
     dynamic_compile = time.perf_counter() - t0
@@ -29,7 +30,9 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, torch_column=None) 
         reference = sweep.reference(*[a.astype(np.float64) for a in inputs])
         out = np.full(case.out_shape, np.nan, np.float32)
         errors = {"ftuner": rel_err(exe(*inputs, out=out), reference)}
-        columns = {"ftuner": lambda: exe(*inputs), "numpy": lambda: sweep.reference(*inputs)}
+        columns = {"ftuner": lambda: exe(*inputs)}
+        if libraries is None:
+            columns["numpy"] = lambda: sweep.reference(*inputs)
         covered = [cov for _, cov in exe.coverage(*case.shapes)]
         row = dict(x=case.x, dims=case.dims, flops=case.flops,
                    ftuner_padded_work=max((c.padded_fraction for c in covered if c), default=0.0),
@@ -43,12 +46,11 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, torch_column=None) 
             columns["static"] = lambda: kernel(*inputs)
             errors["static"] = rel_err(kernel(*inputs), reference)
             row["static_compile_s"] = seconds
-        torch_seconds = torch_column.time(index) if torch_column is not None else None
-        if torch_seconds is not None:
-            time.sleep(0.15)          # its thread pool spins a while after it returns
+        library_times = {name: column.time(index) for name, column in (libraries or {}).items()}
+        if library_times:
+            time.sleep(0.15)          # their thread pools spin a while after they return
         times = median_times(columns, options.min_time)
-        if torch_seconds is not None:
-            times["torch"] = torch_seconds
+        times.update(library_times)
         row.update(seconds=times, gflops={k: case.flops / t / 1e9 for k, t in times.items()}, rel_err=errors)
         row["ftuner_pct_peak"] = 100 * row["gflops"]["ftuner"] / limits.fma_gflops
         rows.append(row)
@@ -87,7 +89,7 @@ def run_benchmark(options, log=print) -> dict:
     from pathlib import Path
 
     import ftuner_mlir
-    from . import peak, report, torch_worker, workloads
+    from . import library_worker, peak, report, workloads
 
     target = ftuner_mlir.parse_target(options.target)
     log(f"target: {target.describe()}")
@@ -97,22 +99,24 @@ def run_benchmark(options, log=print) -> dict:
     builders = {"dense": lambda: workloads.dense(options.t), "bmm_tx64xt": workloads.bmm_tall,
                 "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(options.odd_count)}
     compile_fn = lambda text: ftuner_mlir.compile(text, target)   # noqa: E731
-    torch_python = torch_worker.find_python(getattr(options, "torch_python", None)) if options.torch else None
+    interpreters = {"numpy": sys.executable}
+    torch_python = library_worker.find_python(getattr(options, "torch_python", None)) if options.torch else None
     if options.torch and torch_python is None:
         log("PyTorch is not installed: no torch column (pip install -e .[torch], or --torch-python PATH)")
     elif torch_python:
-        log(f"PyTorch column: measured in its own process ({torch_python})")
+        interpreters["torch"] = torch_python
+    log(f"library columns, each measured in its own process: {interpreters}")
     results = []
     for name in options.sweeps:
         sweep = builders[name]()
-        torch_column = torch_worker.TorchColumn(torch_python, torch_worker.request_for(name, options)) \
-            if torch_python else None
+        libraries = {lib: library_worker.LibraryColumn(python, library_worker.request_for(lib, name, options))
+                     for lib, python in interpreters.items()}
         log(f"\n{sweep.title}\n{format_header()}")
         try:
-            res = run_sweep(sweep, compile_fn, limits, options, log, torch_column)
+            res = run_sweep(sweep, compile_fn, limits, options, log, libraries)
         finally:
-            if torch_column is not None:
-                torch_column.close()
+            for column in libraries.values():
+                column.close()
         res["summary"] = report.summary(res)
         results.append(res)
     log(report.format_summary(results))

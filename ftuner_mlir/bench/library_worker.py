@@ -1,7 +1,8 @@
-"""The PyTorch column, measured in a process of its own: two OpenMP runtimes in one process (torch's
-and ftuner's libiomp5) slow both, so the benchmark never imports torch itself.
+"""The library columns (numpy/OpenBLAS, PyTorch), each measured in a process of its own: two thread
+pools in one process slow both (OpenMP runtimes, and OpenBLAS threads that spin after every call
+halved ftuner's speed in the next measurement), so the benchmark's own process times only ftuner.
 
-    python -m ftuner_mlir.bench.torch_worker      (the benchmark starts it: TorchColumn, run.py)
+    python -m ftuner_mlir.bench.library_worker      (the benchmark starts it: LibraryColumn, run.py)
 
 The first line on stdin names a sweep and its options; then each line names a case, and the answer
 (a line on stdout, JSON) is its time, measured like every other column (measure.median_times) on
@@ -16,9 +17,9 @@ import sys
 from pathlib import Path
 
 
-def request_for(sweep_name: str, options) -> dict:
-    return {"sweep": sweep_name, "t": list(options.t), "odd_count": options.odd_count, "seed": options.seed,
-            "min_time": options.min_time}
+def request_for(library: str, sweep_name: str, options) -> dict:
+    return {"library": library, "sweep": sweep_name, "t": list(options.t), "odd_count": options.odd_count,
+            "seed": options.seed, "min_time": options.min_time}
 
 
 def find_python(explicit: str | None = None) -> str | None:
@@ -30,14 +31,14 @@ def find_python(explicit: str | None = None) -> str | None:
     return None
 
 
-class TorchColumn:
-    """A PyTorch process serving one sweep: `time(i)` measures case i there and returns its seconds.
+class LibraryColumn:
+    """A library's process serving one sweep: `time(i)` measures case i there and returns its seconds.
     The benchmark asks right before it measures the other columns of the same case, so both see the
     same state of this shared machine (a whole sweep measured apart saw a different one)."""
 
     def __init__(self, python: str, request: dict):
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}   # this package
-        self.proc = subprocess.Popen([python, "-m", "ftuner_mlir.bench.torch_worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([python, "-m", "ftuner_mlir.bench.library_worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self._send(request)
 
@@ -46,7 +47,7 @@ class TorchColumn:
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"the PyTorch column's process ended:\n{self.proc.stderr.read()[-2000:]}")
+            raise RuntimeError(f"a library column's process ended:\n{self.proc.stderr.read()[-2000:]}")
         return json.loads(line)
 
     def time(self, case_index: int) -> float:
@@ -59,7 +60,6 @@ class TorchColumn:
 
 def main() -> None:
     import numpy as np
-    import torch
 
     from . import workloads
     from .measure import median_times
@@ -69,12 +69,17 @@ def main() -> None:
                 "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(req["odd_count"])}
     sweep = builders[req["sweep"]]()
     rng = np.random.default_rng(req["seed"])
-    print(json.dumps({"cases": len(sweep.cases), "torch": torch.__version__}), flush=True)
-    torch.set_grad_enabled(False)
+    if req["library"] == "torch":
+        import torch
+        torch.set_grad_enabled(False)
+        convert, version = torch.from_numpy, torch.__version__
+    else:
+        convert, version = (lambda a: a), np.__version__
+    print(json.dumps({"cases": len(sweep.cases), "version": version}), flush=True)
     for line in sys.stdin:
         case = sweep.cases[json.loads(line)["case"]]
-        tensors = [torch.from_numpy(a) for a in sweep.inputs(case, rng)]
-        seconds = median_times({"torch": lambda: sweep.reference(*tensors)}, req["min_time"])["torch"]
+        operands = [convert(a) for a in sweep.inputs(case, rng)]
+        seconds = median_times({"lib": lambda: sweep.reference(*operands)}, req["min_time"])["lib"]
         print(json.dumps({"seconds": seconds}), flush=True)
 
 

@@ -38,6 +38,13 @@ class LibraryColumn:
 
     def __init__(self, python: str, request: dict):
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}   # this package
+        # the library gets the thread count the user had, not the single thread `ftuner bench` gave
+        # its own process for the float64 references
+        saved = env.pop("FTUNER_BENCH_OPENBLAS_THREADS", None)
+        if saved is not None:
+            env.pop("OPENBLAS_NUM_THREADS", None)
+            if saved:
+                env["OPENBLAS_NUM_THREADS"] = saved
         self.proc = subprocess.Popen([python, "-m", "ftuner_mlir.bench.library_worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self._send(request)

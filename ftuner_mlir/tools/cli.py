@@ -146,6 +146,7 @@ def target(args) -> int:
 def bench(args) -> int:
     # numpy's own column runs in its own process; here numpy only computes the float64 references, on
     # one thread, so no OpenBLAS thread spins beside ftuner's timed calls (set before numpy loads)
+    os.environ["FTUNER_BENCH_OPENBLAS_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "")
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
     from ftuner_mlir.bench.run import run_benchmark
 

@@ -7,6 +7,7 @@ instead of failing: `check` raises a ValueError naming the argument before anyth
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -19,6 +20,16 @@ except ImportError:                     # pragma: no cover - copied into an expo
     import shape_rules
     from descriptors import DescriptorBuffer
     from memref import entries
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return 1 << 40
+
+
+MEMORY_BYTES = _physical_memory()      # intermediates beyond this are refused with MemoryError
 
 
 def c_interface(address: int, arity: int):
@@ -69,7 +80,10 @@ class Function:
         shapes = tuple(a.shape for a in arrays)
         known = self._result_shapes.get(shapes)
         if known is None:
-            known = shape_rules.result_shapes(self.rules, self.bind_shapes(shapes))
+            values = self.bind_shapes(shapes)
+            shape_rules.check_bounds(self.rules, values)
+            shape_rules.check_allocations(self.rules, values, MEMORY_BYTES)
+            known = shape_rules.result_shapes(self.rules, values)
             if len(self._result_shapes) >= self.SHAPE_CACHE:
                 self._result_shapes.clear()
             self._result_shapes[shapes] = known

@@ -13,6 +13,7 @@ def from_json(rules: dict) -> dict:
     out = dict(rules)
     for key in ("class_static", "class_reason"):
         out[key] = {int(k): v for k, v in rules[key].items()}
+    out["bounds"] = [dict(b, offset=tuple(b["offset"]), size=tuple(b["size"])) for b in rules.get("bounds", [])]
     return out
 
 
@@ -41,6 +42,40 @@ def bind(rules: dict, shapes) -> dict[int, int]:
             values.setdefault(cls, size)
             first.setdefault(cls, (i, d))
     return values
+
+
+def _value(operand, values: dict, static_of: dict) -> int:
+    kind, x = operand
+    return x if kind == "const" else values.get(x, static_of.get(x, 0))
+
+
+def check_bounds(rules: dict, values: dict[int, int]) -> None:
+    """Every slice dim must lie inside its tensor: offset + (size - 1) * stride < dim (when size > 0)."""
+    static_of = rules["class_static"]
+    for b in rules.get("bounds", []):
+        size = _value(b["size"], values, static_of)
+        if size <= 0:
+            continue
+        end = _value(b["offset"], values, static_of) + (size - 1) * b["stride"] + 1
+        dim = values.get(b["tensor"], static_of.get(b["tensor"]))
+        if dim is None or end > dim:
+            raise ValueError(f"@{rules['name']}: these shapes make the {b['why']} read or write "
+                             f"{end} elements along a dim of {dim}")
+
+
+def check_allocations(rules: dict, values: dict[int, int], limit: int) -> None:
+    """The intermediate tensors these shapes need must fit in `limit` bytes (checked before native code
+    runs: there a failed allocation is a crash, not an exception)."""
+    static_of = rules["class_static"]
+    total = 0
+    for dims, size in rules.get("allocations", []):
+        elements = 1
+        for c in dims:
+            elements *= values.get(c, static_of.get(c, 0))
+        total += elements * size
+    if total > limit:
+        raise MemoryError(f"@{rules['name']}: these shapes need {total / 2**30:.1f} GiB of intermediate tensors, "
+                          f"more than this machine's {limit / 2**30:.1f} GiB")
 
 
 def result_shapes(rules: dict, values: dict[int, int]) -> list[tuple[int, ...]]:

@@ -78,17 +78,27 @@ class Signature:
     class_static: dict                          # class id -> static size
     class_reason: dict                          # class id -> the op that requires the equality
     tiled_ops: tuple = ()                       # (UKernelSet, loop dim class ids) per tiled op
+    bounds: tuple = ()                          # slices that must stay inside their tensor (shape_rules)
+    allocations: tuple = ()                     # (dim classes, element bytes) of each tensor.empty
 
     def rules(self) -> dict:
         """The JSON-friendly form runtime/shape_rules.py checks calls against."""
         spec = lambda s: {"dtype": s.dtype.name, "shape": list(s.shape)}   # noqa: E731
         return {"name": self.name, "args": [spec(a) for a in self.args], "results": [spec(r) for r in self.results],
                 "arg_dims": [list(d) for d in self.arg_dims], "result_dims": [list(d) for d in self.result_dims],
-                "class_static": dict(self.class_static), "class_reason": dict(self.class_reason)}
+                "class_static": dict(self.class_static), "class_reason": dict(self.class_reason),
+                "bounds": [dict(b) for b in self.bounds],
+                "allocations": [[list(dims), size] for dims, size in self.allocations]}
 
 
 def _element(t) -> str:
     return str(t.element_type)
+
+
+def _element_bits(element: ir.Type) -> int:
+    text = str(element)
+    digits = "".join(ch for ch in text if ch.isdigit())
+    return int(digits) if digits else 64
 
 
 def _spec(t, what: str, where: str) -> ArgSpec:
@@ -124,6 +134,8 @@ class _Analysis:
         self.index: dict[ir.Value, int] = {}        # index-typed value -> class
         self.consts: dict[ir.Value, int] = {}
         self.tiled: list[tuple[UKernelSet, tuple[int, ...]]] = []   # uKernel set, loop dim symbols
+        self.bounds: list[dict] = []       # per slice dim: offset + (size - 1) * stride < the tensor's dim
+        self.allocations: list[tuple[list[int], int]] = []
 
     def tensor_dims(self, value) -> list[int]:
         if value not in self.dims:
@@ -148,6 +160,10 @@ class _Analysis:
         elif name == "tensor.empty":
             dyn = iter(op.operands)
             self.dims[op.results[0]] = [self.empty_dim(d, dyn) for d in op.results[0].type.shape]
+            element = ir.RankedTensorType(op.results[0].type).element_type
+            self.allocations.append((self.dims[op.results[0]], max(1, _element_bits(element) // 8)))
+        elif name in ("tensor.extract_slice", "tensor.insert_slice"):
+            self.visit_slice(op, name, where)
         elif name == "tensor.cast":
             for a, b in zip(self.tensor_dims(op.operands[0]), self.tensor_dims(op.results[0])):
                 self.sym.union(a, b, "tensor.cast", where)
@@ -158,6 +174,42 @@ class _Analysis:
             inits = list(op.operands)[len(op.operands) - len(op.results):]
             for result, init in zip(op.results, inits):
                 self.dims[result] = self.tensor_dims(init)
+
+    def _operand(self, static: int, dynamic, what: str, where: str, op_name: str):
+        """('const', n) or ('class', symbol) for a slice offset or size; anything else cannot be checked."""
+        if static != ir.ShapedType.get_dynamic_size():
+            return ("const", static)
+        value = next(dynamic)
+        if value in self.index:
+            return ("class", self.index[value])
+        raise PassFailure(where, f"cannot check that {op_name} stays inside its tensor: its {what} is neither "
+                                 f"a constant nor a dim of an argument")
+
+    def visit_slice(self, op, op_name: str, where: str) -> None:
+        """A slice's every dim must lie inside the big tensor (the source of extract_slice, the destination
+        of insert_slice): recorded as bounds checked at call time. The slice's dims are its sizes."""
+        big = op.operands[0] if op_name == "tensor.extract_slice" else op.operands[1]
+        small_type = ir.RankedTensorType((op.results[0] if op_name == "tensor.extract_slice" else op.operands[0]).type)
+        big_dims = self.tensor_dims(big)
+        if small_type.rank != len(big_dims):
+            raise PassFailure(where, f"rank-reducing {op_name} is not supported by the shape checks")
+        offsets, sizes = iter(op.offsets), iter(op.sizes)
+        strides = list(op.attributes["static_strides"])
+        if ir.ShapedType.get_dynamic_stride_or_offset() in strides or ir.ShapedType.get_dynamic_size() in strides:
+            raise PassFailure(where, f"cannot check that {op_name} stays inside its tensor: dynamic strides")
+        slice_dims = []
+        for d, (o, sz, st) in enumerate(zip(op.attributes["static_offsets"], op.attributes["static_sizes"], strides)):
+            offset = self._operand(o, offsets, "offset", where, op_name)
+            size = self._operand(sz, sizes, "size", where, op_name)
+            self.bounds.append({"tensor": big_dims[d], "offset": offset, "size": size, "stride": st,
+                                "why": f"{op_name} at {where}"})
+            slice_dims.append(size[1] if size[0] == "class" else self.sym.new(size[1]))
+        if op_name == "tensor.extract_slice":
+            self.dims[op.results[0]] = slice_dims
+        else:
+            for a, b in zip(self.tensor_dims(op.operands[0]), slice_dims):
+                self.sym.union(a, b, op_name, where)
+            self.dims[op.results[0]] = big_dims
 
     def visit_linalg(self, op, where: str) -> None:
         maps = _operand_maps(op)
@@ -215,4 +267,15 @@ def _analyze_function(fn) -> Signature:
                                          f"arguments; make it static or derive it with tensor.dim of an argument")
     reasons = {find(r): why for r, why in a.sym.why.items()}
     tiled = tuple((uks, tuple(find(s) for s in loops)) for uks, loops in a.tiled)
-    return Signature(name, args, results, arg_dims, result_dims, static, reasons, tiled)
+    resolve = lambda v: (v[0], find(v[1])) if v[0] == "class" else v   # noqa: E731
+    bounds = []
+    for b in a.bounds:
+        bound = dict(b, tensor=find(b["tensor"]), offset=resolve(b["offset"]), size=resolve(b["size"]))
+        used = [bound["tensor"]] + [v[1] for v in (bound["offset"], bound["size"]) if v[0] == "class"]
+        if any(c not in known and c not in static for c in used):
+            raise PassFailure(where, f"cannot check the bounds of the {b['why']}: a size involved does not "
+                                     f"follow from the arguments")
+        bounds.append(bound)
+    allocations = tuple((tuple(find(s) for s in dims), size) for dims, size in a.allocations
+                        if all(find(s) in known or find(s) in static for s in dims))
+    return Signature(name, args, results, arg_dims, result_dims, static, reasons, tiled, tuple(bounds), allocations)

@@ -147,3 +147,88 @@ def test_ftuner_opt_deep_nesting(tmp_path):
     assert r.returncode == 0 and "Traceback" not in r.stderr and "scf.execute_region" in r.stdout
     r = _cli(str(deep), tool="ftuner-opt")
     assert r.returncode == 1 and "deep.mlir:2001: error: regions nest deeper than 2000 levels" in r.stderr
+
+
+STRIDED = """
+func.func @every_other_column(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %b, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %as = tensor.extract_slice %a[0, 1] [%m, %k] [1, 2] : tensor<?x?xf32> to tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%as, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+"""
+
+
+def test_slices_are_checked_against_their_tensor(rng):
+    exe = ftuner_mlir.compile(STRIDED)
+    for k in (1, 5, 40):
+        a, b = random(rng, (3, 2 * k)), random(rng, (k, 7))      # columns 1, 3, ..., 2k-1: exactly inside
+        ref = a[:, 1::2].astype(np.float64) @ b.astype(np.float64)
+        assert_matches(exe(a, b), ref, np.abs(a[:, 1::2]).astype(np.float64) @ np.abs(b).astype(np.float64))
+        with pytest.raises(ValueError, match=rf"tensor.extract_slice at .* {2 * k} elements along a dim of "
+                                             rf"{2 * k - 1}"):
+            exe(random(rng, (3, 2 * k - 1)), b)                  # one column short: refused, not read
+
+
+def test_unprovable_slices_are_refused_at_compile_time():
+    source = STRIDED.replace("%as = tensor.extract_slice %a[0, 1] [%m, %k]",
+                             "%k2 = arith.addi %k, %c1 : index\n  %as = tensor.extract_slice %a[0, 1] [%m, %k2]")
+    source = source.replace("tensor<?x?xf32> to tensor<?x?xf32>\n  %e", "tensor<?x?xf32> to tensor<?x?xf32>\n  %e", 1)
+    with pytest.raises(ftuner_mlir.compiler.CompileError,
+                       match="cannot check that tensor.extract_slice stays inside its tensor: its size is neither"):
+        ftuner_mlir.compile(source)
+
+
+def test_intermediates_too_large_are_a_memory_error():
+    exe = ftuner_mlir.compile(models.matmul())
+    with pytest.raises(MemoryError, match=r"GiB of intermediate tensors"):
+        exe(np.ones((1 << 20, 0), np.float32), np.ones((0, 1 << 20), np.float32))   # C would be 4 TiB
+
+
+def _violations(rules):
+    """A valid shape assignment of the arguments, then for every dim tied to another dim or to a static
+    size: (argument, dim, wrong size) one above and one below."""
+    base = {}
+    sizes = {}
+    for i, (spec, classes) in enumerate(zip(rules["args"], rules["arg_dims"])):
+        for d, (static, c) in enumerate(zip(spec["shape"], classes)):
+            size = static if static is not None else rules["class_static"].get(c, sizes.setdefault(c, 3 + len(sizes)))
+            sizes.setdefault(c, size)
+            base[(i, d)] = sizes[c]
+    members = {}
+    for i, classes in enumerate(rules["arg_dims"]):
+        for d, c in enumerate(classes):
+            members.setdefault(c, []).append((i, d))
+    out = []
+    for c, where in members.items():
+        tied = len(where) > 1 or c in rules["class_static"] or \
+            any(rules["args"][i]["shape"][d] is not None for i, d in where)
+        if tied:
+            for i, d in where:
+                out += [(i, d, base[(i, d)] + 1), (i, d, base[(i, d)] - 1)]
+    return base, out
+
+
+@pytest.mark.parametrize("model", ["matmul", "dense", "batch_matmul", "matmul_bias_relu"])
+def test_every_shape_equality_is_enforced_both_ways(model):
+    exe = ftuner_mlir.compile(getattr(models, model)())
+    fn = next(iter(exe.functions.values()))
+    base, violations = _violations(fn.rules)
+    shape_of = lambda i: tuple(base[(i, d)] for d in range(len(fn.rules["args"][i]["shape"])))  # noqa: E731
+    arrays = [np.ones(shape_of(i), np.float32) for i in range(len(fn.rules["args"]))]
+    fn(*arrays)                                                   # the base assignment is valid
+    assert violations, "no equality found"
+    for i, d, wrong in violations:
+        shape = list(shape_of(i))
+        shape[d] = wrong
+        bad = list(arrays)
+        bad[i] = np.ones(shape, np.float32)
+        with pytest.raises(ValueError, match=f"argument #{i} dim {d}|argument #\\d+ dim \\d+ is"):
+            fn(*bad)

@@ -19,6 +19,10 @@ def _memref_for(t: ir.Type) -> ir.Type:
 
 
 def _check_signature(fn) -> ir.FunctionType:
+    blocks = len(list(fn.regions[0].blocks))
+    if blocks != 1:
+        raise PassFailure(location_of(fn), f"public function has {blocks} blocks; only single-block bodies "
+                                           f"(structured control flow: scf.for, scf.if) are supported")
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     for kind, types in (("argument", ftype.inputs), ("result", ftype.results)):
         for i, t in enumerate(types):

@@ -241,9 +241,17 @@ def analyze(module_op) -> dict[str, Signature]:
     return out
 
 
+def _single_block(fn, name: str, where: str) -> None:
+    blocks = len(list(fn.regions[0].blocks))
+    if blocks != 1:
+        raise PassFailure(where, f"public function @{name} has {blocks} blocks; only single-block bodies "
+                                 f"(structured control flow: scf.for, scf.if) are supported")
+
+
 def _analyze_function(fn) -> Signature:
     where = location_of(fn)
     name = fn.attributes["sym_name"].value
+    _single_block(fn, name, where)
     block = fn.regions[0].blocks[0]
     a = _Analysis(fn)
     args = tuple(_spec(arg.type, f"argument #{i} of @{name}", where) for i, arg in enumerate(block.arguments))

@@ -11,6 +11,7 @@ import pytest
 
 import ftuner_mlir
 from ftuner_mlir import models
+from ftuner_mlir.errors import CompileError
 from ftuner_mlir.hardware.cpu import detect_host
 from ftuner_mlir.tuning.db import TuningDatabaseWarning, TuningDB
 
@@ -167,7 +168,7 @@ def test_unprovable_slices_are_refused_at_compile_time():
     source = STRIDED.replace("%as = tensor.extract_slice %a[0, 1] [%m, %k]",
                              "%k2 = arith.addi %k, %c1 : index\n  %as = tensor.extract_slice %a[0, 1] [%m, %k2]")
     source = source.replace("tensor<?x?xf32> to tensor<?x?xf32>\n  %e", "tensor<?x?xf32> to tensor<?x?xf32>\n  %e", 1)
-    with pytest.raises(ftuner_mlir.compiler.CompileError,
+    with pytest.raises(CompileError,
                        match="cannot check that tensor.extract_slice stays inside its tensor: its size is neither"):
         ftuner_mlir.compile(source)
 
@@ -218,3 +219,10 @@ def test_every_shape_equality_is_enforced_both_ways(model):
         bad[i] = np.ones(shape, np.float32)
         with pytest.raises(ValueError, match=f"argument #{i} dim {d}|argument #\\d+ dim \\d+ is"):
             fn(*bad)
+
+
+def test_unstructured_public_function_is_a_compile_error():
+    source = (Path(__file__).parents[1] / "diagnostics" / "public-function-two-blocks.mlir").read_text()
+    with pytest.raises(CompileError, match="public function @f has 2 blocks") as info:
+        ftuner_mlir.compile(source, cache=False)
+    assert "Traceback" not in str(info.value)

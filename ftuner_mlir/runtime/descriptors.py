@@ -37,13 +37,35 @@ def pack_descriptors(entries) -> tuple[array, int, list[int]]:
 
 class DescriptorBuffer:
     """pack_descriptors for repeated calls with the same ranks: the buffer stays at one address, so the
-    pointers and slots are written once and a call only rewrites the descriptors. One per thread."""
+    pointers and slots are written once and a call only copies in a `template` and the data addresses.
+    One per thread."""
 
     def __init__(self, ranks):
         self.buf, self.packed, self.pointers = pack_descriptors([(0, (0,) * r, (0,) * r) for r in ranks])
         self.size = sum(3 + 2 * r for r in ranks)
 
-    def fill(self, entries) -> int:
-        """Write the descriptors of `entries` (as for pack_descriptors); returns the packed address."""
-        self.buf[:self.size] = array("q", descriptor_words(entries)[0])
+    def write(self, words: array, positions: list[int], addresses) -> int:
+        """Copy a `template` and put one data address into each descriptor's two pointer words: the
+        fast path for shapes seen before. Returns the packed address."""
+        buf = self.buf
+        buf[:self.size] = words
+        for i, address in enumerate(addresses):
+            buf[positions[2 * i]] = buf[positions[2 * i + 1]] = address
         return self.packed
+
+
+def row_major_strides(shape) -> list[int]:
+    """Strides in elements of a C-contiguous array (what numpy reports for it, up to dims of size <= 1,
+    whose stride is never stepped by)."""
+    out, step = [], 1
+    for size in reversed(shape):
+        out.append(step)
+        step *= size
+    return out[::-1]
+
+
+def template(shapes) -> tuple[array, list[int]]:
+    """The descriptor words for C-contiguous arrays of `shapes`, with zeros where the data addresses go,
+    and the positions of those address words (allocated and aligned pointer of each descriptor)."""
+    words, starts = descriptor_words([(0, shape, row_major_strides(shape)) for shape in shapes])
+    return array("q", words), [p for start in starts for p in (start, start + 1)]

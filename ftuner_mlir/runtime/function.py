@@ -14,12 +14,12 @@ import numpy as np
 
 try:                                    # inside the package
     from . import shape_rules
-    from .descriptors import DescriptorBuffer
-    from .memref import entries
+    from .descriptors import DescriptorBuffer, template
+    from .memref import data_address
 except ImportError:                     # pragma: no cover - copied into an export
     import shape_rules
-    from descriptors import DescriptorBuffer
-    from memref import entries
+    from descriptors import DescriptorBuffer, template
+    from memref import data_address
 
 
 def _physical_memory() -> int:
@@ -67,6 +67,10 @@ class Function:
 
     def check(self, arrays) -> list[tuple[int, ...]]:
         """Validate the arguments; the result shapes they imply."""
+        self._validate(arrays)
+        return self._plan(arrays)[0]
+
+    def _validate(self, arrays) -> None:
         if len(arrays) != len(self._dtypes):
             raise ValueError(f"@{self.name} takes {len(self._dtypes)} arguments, got {len(arrays)}")
         for i, (a, dtype) in enumerate(zip(arrays, self._dtypes)):
@@ -77,38 +81,46 @@ class Function:
             if not a.flags.c_contiguous:
                 raise ValueError(f"@{self.name}: argument #{i} must be C-contiguous "
                                  f"(use numpy.ascontiguousarray)")
+
+    def _plan(self, arrays) -> tuple:
+        """(result shapes, descriptor template, address positions) for the arguments' shapes: computed
+        and checked once per shape tuple, then reused."""
         shapes = tuple(a.shape for a in arrays)
-        known = self._result_shapes.get(shapes)
-        if known is None:
+        plan = self._result_shapes.get(shapes)
+        if plan is None:
             values = self.bind_shapes(shapes)
             shape_rules.check_bounds(self.rules, values)
             shape_rules.check_allocations(self.rules, values, MEMORY_BYTES)
-            known = shape_rules.result_shapes(self.rules, values)
+            results = shape_rules.result_shapes(self.rules, values)
+            plan = (results, *template((*shapes, *results)))
             if len(self._result_shapes) >= self.SHAPE_CACHE:
                 self._result_shapes.clear()
-            self._result_shapes[shapes] = known
-        return known
+            self._result_shapes[shapes] = plan
+        return plan
 
     def __call__(self, *arrays, out=None):
         """Results are new arrays, or written into `out` (one array or a tuple, one per result). An `out`
         that overlaps an argument gets numpy's semantics: the result is computed apart, then copied."""
-        shapes = self.check(arrays)
-        outs = self._outputs(shapes, out)
-        if out is not None and any(np.may_share_memory(o, a) for o in outs for a in arrays):
-            apart = [np.empty(s, d) for s, d in zip(shapes, self._result_dtypes)]
-            self._call(arrays, apart)
+        self._validate(arrays)
+        plan = self._plan(arrays)
+        outs = self._outputs(plan[0], out)
+        inputs = [data_address(a) for a in arrays]
+        outputs = [data_address(o) for o in outs]
+        if out is not None and _overlap(arrays, inputs, outs, outputs):
+            apart = [np.empty(s, d) for s, d in zip(plan[0], self._result_dtypes)]
+            self._call(plan, inputs + [data_address(t) for t in apart])
             for o, r in zip(outs, apart):
                 o[...] = r
         else:
-            self._call(arrays, outs)
+            self._call(plan, inputs + outputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _call(self, arrays, outs) -> None:
+    def _call(self, plan, addresses: list[int]) -> None:
         buffer = getattr(self._per_thread, "buffer", None)
         if buffer is None:
             ranks = [len(spec["shape"]) for spec in (*self.rules["args"], *self.rules["results"])]
             buffer = self._per_thread.buffer = DescriptorBuffer(ranks)
-        packed = buffer.fill(entries((*arrays, *outs)))
+        packed = buffer.write(plan[1], plan[2], addresses)
         if self._packed:
             self._entry(packed)
         else:
@@ -127,3 +139,13 @@ class Function:
                                  f"shape {shape}, got {getattr(o, 'dtype', type(o).__name__)} "
                                  f"{getattr(o, 'shape', '')}")
         return outs
+
+
+def _overlap(arrays, addresses, outs, out_addresses) -> bool:
+    """Whether an output's bytes overlap an input's (contiguous arrays: one address range each)."""
+    for o, start in zip(outs, out_addresses):
+        end = start + o.nbytes
+        for a, begin in zip(arrays, addresses):
+            if a.nbytes and o.nbytes and begin < end and start < begin + a.nbytes:
+                return True
+    return False

@@ -23,10 +23,10 @@ from pathlib import Path
 
 try:                                    # inside the package
     from . import shape_rules
-    from .descriptors import pack_descriptors
+    from .descriptors import pack_descriptors, row_major_strides
 except ImportError:                     # pragma: no cover - as a script
     import shape_rules
-    from descriptors import pack_descriptors
+    from descriptors import pack_descriptors, row_major_strides
 
 
 @dataclasses.dataclass
@@ -45,14 +45,6 @@ class DeviceArray:
 
 def _dtype_name(x) -> str:
     return str(x.dtype).rsplit(".", 1)[-1]
-
-
-def _strides(shape) -> list[int]:
-    out, step = [], 1
-    for size in reversed(shape):
-        out.append(step)
-        step *= size
-    return out[::-1]
 
 
 def check_driver() -> None:
@@ -89,7 +81,7 @@ class ExportedFunction:
                 raise ValueError(f"@{rules['name']}: argument #{i} must live on the GPU")
         shapes = shape_rules.result_shapes(rules, shape_rules.bind(rules, [tuple(a.shape) for a in args]))
         outs = self._outputs(args, shapes, out)
-        buf, packed, pointers = pack_descriptors([(a.data_ptr(), tuple(a.shape), _strides(tuple(a.shape)))
+        buf, packed, pointers = pack_descriptors([(a.data_ptr(), tuple(a.shape), row_major_strides(tuple(a.shape)))
                                                   for a in (*args, *outs)])
         torch = _torch_of(args)
         if torch is not None:

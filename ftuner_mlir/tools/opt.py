@@ -24,6 +24,7 @@ USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...]
   --print-target         print the resolved target and exit
   --NAME[=OPTIONS]       run pass NAME (an ftuner pass or any upstream MLIR pass); options as
                          'key=value key2=value2', the same as NAME{key=value key2=value2}
+  --version              the project's and the MLIR wheels' versions
   -h, --help             this help
 """
 
@@ -42,6 +43,8 @@ def parse_args(argv: list[str]) -> dict:
             opts["output"] = next(it, None) or _missing("-o")
         elif arg.startswith("-o") and len(arg) > 2:
             opts["output"] = arg[2:]
+        elif arg == "--version":
+            opts["version"] = True
         elif arg == "--list-passes":
             opts["list"] = True
         elif arg == "--print-target":
@@ -84,6 +87,10 @@ def run(argv: list[str]) -> int:
         return _fail(f"ftuner-opt: {err}\n{USAGE}")
     if opts.get("help"):
         sys.stdout.write(USAGE)
+        return 0
+    if opts.get("version"):
+        from ..version import describe
+        sys.stdout.write(describe("ftuner-opt") + "\n")
         return 0
 
     from ..hardware.cpu import parse_target

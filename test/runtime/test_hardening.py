@@ -254,3 +254,22 @@ def test_verify_diagnostics_reports_mismatches(tmp_path):
     ok.write_text("func.func @a() {\n  return\n}\n// -----\nfunc.func @b() {\n  return\n}\n")
     r = _cli(str(ok), "--split-input-file", tool="ftuner-opt")
     assert r.returncode == 0 and r.stdout.count("// -----") == 1 and "@a" in r.stdout and "@b" in r.stdout
+
+
+def test_ftuner_opt_instrumentation_flags(tmp_path):
+    src = tmp_path / "dense.mlir"
+    src.write_text(models.dense())
+    r = _cli(str(src), "--ftuner-select-ukernels", "--canonicalize", "--mlir-print-ir-after-all", "--mlir-timing",
+             "-o", str(tmp_path / "out.mlir"), tool="ftuner-opt")
+    assert r.returncode == 0
+    assert "IR Dump After ftuner-select-ukernels:apply" in r.stderr and "IR Dump After Canonicalizer" in r.stderr
+    assert "Total Execution Time" in r.stderr
+    r = _cli(str(src), "--mlir-print-ir-before-all", "--canonicalize", tool="ftuner-opt")
+    assert r.returncode == 0 and "IR Dump Before Canonicalizer" in r.stderr
+    r = _cli(str(src), "--mlir-print-debuginfo", tool="ftuner-opt")
+    assert r.returncode == 0 and "dense.mlir\":" in r.stdout
+    unregistered = 'func.func @f() {\n  "foo.bar"() : () -> ()\n  return\n}\n'
+    r = _cli("--allow-unregistered-dialect", tool="ftuner-opt", stdin=unregistered)
+    assert r.returncode == 0 and '"foo.bar"()' in r.stdout
+    r = _cli(tool="ftuner-opt", stdin=unregistered)
+    assert r.returncode == 1 and "<stdin>:2:12: error: operation being parsed with an unregistered dialect" in r.stderr

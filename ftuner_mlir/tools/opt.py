@@ -167,7 +167,7 @@ def _transform(opts: dict, target) -> int:
                 sys.stderr.write("\n".join(problems) + "\n")
                 failed = True
         elif report:
-            sys.stderr.write(report.rstrip("\n") + "\n")
+            sys.stderr.write(with_source(report, text, name))
             failed = True
         if out is not None:
             outputs.append(out)
@@ -186,6 +186,19 @@ def _transform(opts: dict, target) -> int:
     except OSError as err:
         return _fail(f"ftuner-opt: cannot write {opts['output'] or 'standard output'}: {err.strerror}")
     return 0
+
+
+def with_source(report: str, text: str, name: str) -> str:
+    """Each `name:line:col: severity: ...` line followed by that source line and a caret, as mlir-opt."""
+    lines = text.splitlines()
+    out = []
+    for line in report.rstrip("\n").splitlines():
+        out.append(line)
+        m = re.match(rf"^{re.escape(name)}:(\d+):(\d+): (error|warning|note|remark): ", line)
+        if m and 1 <= int(m.group(1)) <= len(lines):
+            source = lines[int(m.group(1)) - 1].expandtabs(1)
+            out += [source, " " * (int(m.group(2)) - 1) + "^"]
+    return "\n".join(out) + "\n"
 
 
 SPLIT_MARKER = re.compile(r"^// -----\s*$", re.M)

@@ -9,3 +9,9 @@ func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
   %0 = arith.addf %a, %undefined : tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// RUN: not ftuner-opt %s 2>&1 | FileCheck %s --check-prefix=CARET
+// The source line and a caret under the column follow the diagnostic.
+// CARET:      error: use of undeclared SSA value name
+// CARET-NEXT: {{^}}  %0 = arith.addf %a, %undefined : tensor<?xf32>
+// CARET-NEXT: {{^                       \^$}}

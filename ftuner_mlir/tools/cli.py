@@ -127,7 +127,8 @@ def target(args) -> int:
     from ftuner_mlir.ukernel import FAMILIES
 
     tgt = ftuner_mlir.parse_target(args.target)
-    print(tgt.describe())
+    if not (args.json and tgt.kind == "cpu"):
+        print(tgt.describe())
     if tgt.kind == "gpu":
         from ftuner_mlir.ukernel.gpu_space import candidates, select_gpu
         feasible = [t for t, why in candidates(tgt) if why is None]
@@ -139,20 +140,28 @@ def target(args) -> int:
         for family in FAMILIES:
             print(select_gpu(tgt, family).describe())
         return 0
-    from ftuner_mlir.ukernel import candidates, select
+    import dataclasses
+
+    from ftuner_mlir.tuning.db import TuningDB
+    from ftuner_mlir.ukernel import candidates, ranked_candidates, select
+    analytic = ranked_candidates(tgt, "f32")[0].tile
+    tuned = TuningDB().best_tile(tgt, "matmul", "f32")        # a faulty database: a warning and None
+    if args.json:
+        print(json.dumps({
+            "target": dataclasses.asdict(tgt),
+            "candidates": [{"mr": c.tile.mr, "nr": c.tile.nr, "registers": c.registers, "intensity": c.intensity,
+                            "efficiency": c.efficiency, "rejected": c.rejected} for c in candidates(tgt, "f32")],
+            "sets": {family: dataclasses.asdict(select(tgt, family, "f32")) for family in FAMILIES},
+            "analytic": [analytic.mr, analytic.nr], "tuned": list(tuned) if tuned else None}, indent=1))
+        return 0
     print("register tile candidates (f32): predicted fraction of the FMA peak from the port model")
     for c in candidates(tgt, "f32"):
         print(f"  {c.tile.mr:>2}x{c.tile.nr:<3} registers {c.registers:>2}  intensity {c.intensity:5.1f}  "
               f"efficiency {c.efficiency:4.2f}" + (f"  rejected: {c.rejected}" if c.rejected else ""))
     for family in FAMILIES:
         print(select(tgt, family, "f32").describe())
-    from ftuner_mlir.tuning.db import TuningDB
-    from ftuner_mlir.ukernel import ranked_candidates
-    analytic = ranked_candidates(tgt, "f32")[0].tile
-    measured = TuningDB().measurements(tgt, "matmul", "f32")
-    tuned = TuningDB().best_tile(tgt, "matmul", "f32")
     if tuned:
-        speed = next(g for mr, nr, g in measured if (mr, nr) == tuned)
+        speed = next((g for mr, nr, g in TuningDB().measurements(tgt, "matmul", "f32") if (mr, nr) == tuned), 0.0)
         print(f"tuned choice (f32): {tuned[0]}x{tuned[1]} ({speed:.1f} GFLOP/s measured by ftuner tune); "
               f"analytic choice: {analytic.mr}x{analytic.nr}")
     else:
@@ -230,6 +239,11 @@ def cache(args) -> int:
         print(f"removed {module_cache.clear()} compiled modules from {module_cache.root()}")
         return 0
     rows = module_cache.entries()
+    if args.json:
+        print(json.dumps([{"folder": str(folder), "bytes": size, "functions": sorted(m.get("functions", {})),
+                           "target": m.get("target", {}).get("name"), "seconds": m.get("seconds", {})}
+                          for folder, size, m in rows], indent=1))
+        return 0
     total = sum(size for _, size, _ in rows)
     print(f"{len(rows)} compiled modules in {module_cache.root()}, {total / 2**20:.1f} MiB")
     for folder, size, manifest in rows:
@@ -296,9 +310,11 @@ def main(argv=None) -> None:
     p.set_defaults(run=bench_compile)
     p = sub.add_parser("cache", help="list (default) or clear the on-disk cache of compiled modules")
     p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
+    p.add_argument("--json", action="store_true", help="the entries as JSON")
     p.set_defaults(run=cache)
     p = sub.add_parser("target", help="print the hardware model and the uKernel sets it selects")
     p.add_argument("--target", type=_target, default="host")
+    p.add_argument("--json", action="store_true", help="the target, candidates and sets as JSON (CPU targets)")
     p.set_defaults(run=target)
     args = parser.parse_args(argv)
     sys.exit(_run(args))

@@ -273,3 +273,14 @@ def test_ftuner_opt_instrumentation_flags(tmp_path):
     assert r.returncode == 0 and '"foo.bar"()' in r.stdout
     r = _cli(tool="ftuner-opt", stdin=unregistered)
     assert r.returncode == 1 and "<stdin>:2:12: error: operation being parsed with an unregistered dialect" in r.stderr
+
+
+def test_machine_readable_output(tmp_path):
+    import json
+    r = _cli("target", "--target", "intel-spr", "--json")
+    data = json.loads(r.stdout)
+    assert r.returncode == 0 and data["analytic"] == [8, 32] and data["sets"]["matmul"]["kc"] == 128
+    assert any(c["rejected"] and "general-purpose" in c["rejected"] for c in data["candidates"])
+    env = dict(os.environ, FTUNER_CACHE_DIR=str(tmp_path))
+    r = subprocess.run([str(BIN / "ftuner"), "cache", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and json.loads(r.stdout) == []

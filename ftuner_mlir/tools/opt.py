@@ -41,6 +41,9 @@ class UsageError(Exception):
     pass
 
 
+SWITCHES = {"-h": "help", "--help": "help", "--list-passes": "list", "--print-target": "print_target",
+            "--split-input-file": "split", "--verify-diagnostics": "verify", "--version": "version",
+            "--mlir-print-debuginfo": "debuginfo", "--allow-unregistered-dialect": "unregistered"}
 INSTRUMENT_FLAGS = {"--mlir-print-ir-before-all": "print_before_all", "--mlir-print-ir-after-all": "print_after_all",
                     "--mlir-print-ir-after-failure": "print_after_failure", "--mlir-timing": "timing"}
 
@@ -50,28 +53,14 @@ def parse_args(argv: list[str]) -> dict:
             "split": False, "verify": False, "instrument": {}, "debuginfo": False, "unregistered": False}
     it = iter(argv)
     for arg in it:
-        if arg in ("-h", "--help"):
-            opts["help"] = True
+        if arg in SWITCHES:
+            opts[SWITCHES[arg]] = True
+        elif arg in INSTRUMENT_FLAGS:
+            opts["instrument"][INSTRUMENT_FLAGS[arg]] = True
         elif arg == "-o":
             opts["output"] = next(it, None) or _missing("-o")
         elif arg.startswith("-o") and len(arg) > 2:
             opts["output"] = arg[2:]
-        elif arg in INSTRUMENT_FLAGS:
-            opts["instrument"][INSTRUMENT_FLAGS[arg]] = True
-        elif arg == "--mlir-print-debuginfo":
-            opts["debuginfo"] = True
-        elif arg == "--allow-unregistered-dialect":
-            opts["unregistered"] = True
-        elif arg == "--split-input-file":
-            opts["split"] = True
-        elif arg == "--verify-diagnostics":
-            opts["verify"] = True
-        elif arg == "--version":
-            opts["version"] = True
-        elif arg == "--list-passes":
-            opts["list"] = True
-        elif arg == "--print-target":
-            opts["print_target"] = True
         elif arg.startswith("--target"):
             opts["target"] = _value(arg, it, "--target")
         elif arg.startswith("--pass-pipeline") or arg == "-p":

@@ -48,7 +48,7 @@ class Function:
     packed wrapper of it; `rules` its shape rules (shape_rules.py); `tiled_ops` what compiled it, for
     reports: (UKernelSet, loop dim classes) per tiled op."""
 
-    SHAPE_CACHE = 256     # argument-shape tuples whose checked result shapes are remembered
+    SHAPE_CACHE = 256     # argument-shape tuples whose checked plans are remembered
 
     def __init__(self, entry, rules: dict, tiled_ops: tuple = (), packed: bool = False):
         self._packed = packed
@@ -58,7 +58,7 @@ class Function:
         self._entry = entry
         self._dtypes = [np.dtype(spec["dtype"]) for spec in rules["args"]]
         self._result_dtypes = [np.dtype(spec["dtype"]) for spec in rules["results"]]
-        self._result_shapes: dict[tuple, list] = {}    # argument shapes -> result shapes (checked)
+        self._plans: dict[tuple, tuple] = {}           # argument shapes -> checked plan (see _plan)
         self._per_thread = threading.local()            # descriptor buffer of each calling thread
 
     def bind_shapes(self, shapes) -> dict[int, int]:
@@ -86,16 +86,16 @@ class Function:
         """(result shapes, descriptor template, address positions) for the arguments' shapes: computed
         and checked once per shape tuple, then reused."""
         shapes = tuple(a.shape for a in arrays)
-        plan = self._result_shapes.get(shapes)
+        plan = self._plans.get(shapes)
         if plan is None:
             values = self.bind_shapes(shapes)
             shape_rules.check_bounds(self.rules, values)
             shape_rules.check_allocations(self.rules, values, MEMORY_BYTES)
             results = shape_rules.result_shapes(self.rules, values)
             plan = (results, *template((*shapes, *results)))
-            if len(self._result_shapes) >= self.SHAPE_CACHE:
-                self._result_shapes.clear()
-            self._result_shapes[shapes] = plan
+            if len(self._plans) >= self.SHAPE_CACHE:
+                self._plans.clear()
+            self._plans[shapes] = plan
         return plan
 
     def __call__(self, *arrays, out=None):

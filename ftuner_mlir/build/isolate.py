@@ -89,8 +89,8 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
     request = {"source_file": str(out / "input.mlir"), "options": options.to_json(), "out_dir": str(out)}
     (out / "request.json").write_text(json.dumps(request))
     cmd = [sys.executable, "-m", "ftuner_mlir.build.worker", str(out / "request.json")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2])]
-                                                       + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    root = str(Path(__file__).resolve().parents[2])            # this very package comes first
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True, errors="replace", env=env, start_new_session=True,
                             preexec_fn=_limit_memory(memory_mb))

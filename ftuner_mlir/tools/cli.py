@@ -89,7 +89,7 @@ def demo(args) -> int:
     print(f"{'T':>4} {'M':>5} {'ms':>8} {'GFLOP/s':>8} {'numpy':>8} {'ratio':>6} {'rel.err':>8} {'pad%':>5}  uKernels used")
     rng = np.random.default_rng(args.seed)
     w = rng.standard_normal((n, k), dtype=np.float32)
-    ratios, failures = [], 0
+    ratios, failures, rows = [], 0, []
     request = library_worker.request_for("numpy", "dense", types.SimpleNamespace(
         t=args.t, odd_count=1, seed=args.seed, min_time=args.min_time))
     numpy_column = library_worker.LibraryColumn(sys.executable, request)
@@ -108,6 +108,8 @@ def demo(args) -> int:
         cov = cover(uks, 1, m, n, k)
         used = " ".join(f"{r}x{c}" for (r, c) in sorted(cov.tiles, reverse=True))
         ratios.append(theirs / ours)
+        rows.append({"T": t, "M": m, "seconds": ours, "gflops": flops / ours / 1e9, "numpy_gflops": flops / theirs / 1e9,
+                     "rel_err": err, "padded_fraction": cov.padded_fraction, "ukernels": used.split(), "ok": bool(ok)})
         print(f"{t:>4} {m:>5} {ours * 1e3:>8.3f} {flops / ours / 1e9:>8.1f} {flops / theirs / 1e9:>8.1f} "
               f"{theirs / ours:>6.2f} {err:>8.1e} {100 * cov.padded_fraction:>5.1f}  {used}"
               f"{'' if ok else '  WRONG RESULT'}", flush=True)
@@ -119,6 +121,12 @@ def demo(args) -> int:
     how = "loaded from the on-disk cache" if exe.origin == "cache" else "compiled in a child process"
     print(f"compilations in this process: {compiler.compilations + compiler.cache_loads} ({how}; "
           f"one module served every shape)")
+    if args.json:
+        from ftuner_mlir.bench.run import machine
+        with open(args.json, "w") as f:
+            json.dump({"machine": machine(), "compile_s": compile_s, "origin": exe.origin, "ukernels": uks.describe(),
+                       "geomean_vs_numpy": geo, "failures": failures, "rows": rows}, f, indent=1)
+        print(f"wrote {args.json}")
     return 1 if failures else 0
 
 
@@ -286,6 +294,7 @@ def main(argv=None) -> None:
     p.add_argument("--target", type=_target, default="host", help="host, x86-avx512, x86-avx2 or a JSON file")
     p.add_argument("--min-time", type=_seconds, default=0.2, help="seconds of timed runs per shape and column")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="PATH", help="also write the table, the machine and the versions as JSON")
     p.set_defaults(run=demo)
     p = sub.add_parser("bench", help="benchmark every column side by side; JSON + PNG")
     add_bench_arguments(p)

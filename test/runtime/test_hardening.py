@@ -284,3 +284,8 @@ def test_machine_readable_output(tmp_path):
     env = dict(os.environ, FTUNER_CACHE_DIR=str(tmp_path))
     r = subprocess.run([str(BIN / "ftuner"), "cache", "--json"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and json.loads(r.stdout) == []
+    out = tmp_path / "demo.json"
+    r = _cli("demo", "--t", "1,3", "--min-time", "0.01", "--json", str(out))
+    data = json.loads(out.read_text())
+    assert r.returncode == 0 and [row["M"] for row in data["rows"]] == [16, 48] and data["failures"] == 0
+    assert all(row["rel_err"] < 1e-4 and row["gflops"] > 0 for row in data["rows"]) and data["machine"]["cpu"]

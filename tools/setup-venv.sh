@@ -9,3 +9,12 @@ if [ ! -x "$root/.venv/bin/python" ]; then
 fi
 "$root/.venv/bin/python" -m pip install --quiet --upgrade pip >/dev/null
 "$root/.venv/bin/python" -m pip install --quiet -e "$root[test,bench]"
+# compiled modules are linked into shared libraries with the system linker
+if ! command -v cc >/dev/null 2>&1 && ! command -v ld >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq gcc >/dev/null
+  else
+    echo "setup-venv: no C compiler (cc) or ld on PATH; install gcc (compiled modules are linked with it)" >&2
+    exit 1
+  fi
+fi

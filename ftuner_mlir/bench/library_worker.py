@@ -24,11 +24,13 @@ def request_for(library: str, sweep_name: str, options) -> dict:
 
 def find_python(explicit: str | None = None) -> str | None:
     """An interpreter that can import torch: `explicit` (--torch-python), else this one if it can."""
-    for python in ([explicit] if explicit else [sys.executable]):
-        probe = subprocess.run([python, "-c", "import torch"], capture_output=True, timeout=120)
-        if probe.returncode == 0:
-            return python
-    return None
+    python = explicit or sys.executable
+    probe = subprocess.run([python, "-c", "import torch"], capture_output=True, timeout=120)
+    return python if probe.returncode == 0 else None
+
+
+# ftuner's own process computes references on one OpenBLAS thread; the user's setting travels here
+SAVED_OPENBLAS_THREADS = "FTUNER_BENCH_OPENBLAS_THREADS"
 
 
 class LibraryColumn:
@@ -40,7 +42,7 @@ class LibraryColumn:
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}   # this package
         # the library gets the thread count the user had, not the single thread `ftuner bench` gave
         # its own process for the float64 references
-        saved = env.pop("FTUNER_BENCH_OPENBLAS_THREADS", None)
+        saved = env.pop(SAVED_OPENBLAS_THREADS, None)
         if saved is not None:
             env.pop("OPENBLAS_NUM_THREADS", None)
             if saved:

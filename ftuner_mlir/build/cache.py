@@ -22,6 +22,7 @@ from .. import settings
 from ..version import wheel_versions
 from . import worker
 
+
 @functools.cache
 def versions() -> str:
     """This package's source (every .py file, hashed) and the MLIR/LLVM wheel versions."""

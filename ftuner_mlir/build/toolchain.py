@@ -82,8 +82,9 @@ def jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def build_library(bytecode: Path, library: Path, target, opt_level: int) -> dict[str, float]:
-    """LLVM-dialect bytecode -> `library`; the seconds each step took. Intermediates stay next to it.
+def build_library(bytecode: Path, library: Path, target, opt_level: int) -> tuple[dict[str, float], int]:
+    """LLVM-dialect bytecode -> `library`; (the seconds each step took, the number of compilation
+    units). Intermediates stay next to it.
 
     The LLVM module is split by function into one unit per core (llvm-split keeps each function
     whole and promotes what units share), and the units go through opt and llc in parallel: the
@@ -117,5 +118,4 @@ def build_library(bytecode: Path, library: Path, target, opt_level: int) -> dict
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(units)) as pool:
         timed("opt+llc", lambda: objects.extend(pool.map(compile_unit, units)))
     timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects)]))
-    seconds["units"] = len(units)
-    return seconds
+    return seconds, len(units)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
+from ..passes.base import walk
+
 DISPATCH_ATTR = "ftuner.dispatch"
 
 
@@ -38,20 +40,6 @@ def _contiguous_root(value: ir.Value) -> ir.Value | None:
         value = owner.operation.operands[0]
 
 
-def _calls(module_op) -> list:
-    out = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for child in block.operations:
-                    if child.operation.name == "func.call":
-                        out.append(child.operation)
-                    visit(child.operation)
-    visit(module_op)
-    return out
-
-
 def _respecialize(fn, new_types: list[ir.Type]) -> None:
     """Give the function's memref arguments `new_types`; the body sees its old types through casts."""
     block = fn.regions[0].blocks[0]
@@ -72,7 +60,7 @@ def keep_dispatch_calls(module_op) -> None:
     body = module_op.regions[0].blocks[0]
     dispatches = {op.attributes["sym_name"].value: op for op in body.operations if DISPATCH_ATTR in op.attributes}
     by_callee: dict[str, list] = {}
-    for call in _calls(module_op):
+    for call in (op.operation for op in walk(module_op) if op.operation.name == "func.call"):
         callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
         if callee in dispatches:
             by_callee.setdefault(callee, []).append(call)

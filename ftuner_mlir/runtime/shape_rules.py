@@ -13,7 +13,6 @@ def from_json(rules: dict) -> dict:
     out = dict(rules)
     for key in ("class_static", "class_reason"):
         out[key] = {int(k): v for k, v in rules[key].items()}
-    out["bounds"] = [dict(b, offset=tuple(b["offset"]), size=tuple(b["size"])) for b in rules.get("bounds", [])]
     return out
 
 

@@ -61,7 +61,8 @@ def _single_threaded_references() -> None:
     """numpy's timed column runs in a process of its own (bench/library_worker.py); in this process numpy
     only computes float64 references, on one thread, so no OpenBLAS thread spins beside ftuner's timed
     calls. Call before numpy is imported; the library processes get the user's setting back."""
-    os.environ["FTUNER_BENCH_OPENBLAS_THREADS"] = os.environ.get("OPENBLAS_NUM_THREADS", "")
+    from ftuner_mlir.bench.library_worker import SAVED_OPENBLAS_THREADS
+    os.environ[SAVED_OPENBLAS_THREADS] = os.environ.get("OPENBLAS_NUM_THREADS", "")
     os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 

@@ -4,7 +4,8 @@
     exe = ftuner_mlir.compile(mlir_text, target="host")
     y = exe(a, b)
 """
-from .hardware.cpu import CpuTarget, parse_target
+from .hardware.cpu import CpuTarget
+from .hardware.targets import parse_target
 
 __all__ = ["compile", "CpuTarget", "parse_target", "Executable"]
 

@@ -1,7 +1,7 @@
 """`compile()`: MLIR text in, an Executable out. One compilation serves every shape.
 
-CPU modules are compiled by a child process (build/isolate.py) into a native shared library, cached
-on disk (build/cache.py) and loaded with the runtime loader; `isolate=False` compiles in this process
+CPU modules are compiled by a child process (backends/cpu/isolate.py) into a native shared library, cached
+on disk (backends/cache.py) and loaded with the runtime loader; `isolate=False` compiles in this process
 with the ExecutionEngine instead (for debugging: an MLIR assertion then ends this process). GPU modules
 are compiled in this process (host code JIT'd, kernels as PTX for the CUDA driver).
 """
@@ -14,13 +14,14 @@ import threading
 from pathlib import Path
 
 from . import settings
-from .build import cache as module_cache
-from .build.options import BuildOptions
-from .build.toolchain import cpu_identity
+from .backends import cache as module_cache
+from .backends.cpu.options import BuildOptions
+from .backends.cpu.toolchain import cpu_identity
+from .backends.executable import Executable
 from .errors import CompileError
-from .hardware.cpu import CpuTarget, parse_target
+from .hardware.cpu import CpuTarget
+from .hardware.targets import parse_target
 from .runtime import libs
-from .runtime.executable import Executable
 from .runtime.function import Function, packed_interface
 from .tuning.db import chosen_tile
 from .ukernel.space import UKernelSet
@@ -76,7 +77,7 @@ def built(source: str, options: BuildOptions, key: str, cache: bool | None = Non
     """The folder of the compiled module (library + manifest) and where it came from ("cache" or
     "built"), for the duration of the `with`: a cache entry, or a temporary build when the cache is off."""
     global compilations, cache_loads
-    from .build.isolate import build_isolated, discard
+    from .backends.cpu.isolate import build_isolated, discard
 
     use_cache = settings.module_cache_enabled() if cache is None else cache
     if use_cache:
@@ -104,7 +105,7 @@ def build_folder_for_export(source: str, target, **kwargs):
 
 def _compile_gpu(source: str, target, opt_level: int) -> Executable:
     global compilations
-    from .build.gpu_jit import compile_gpu
+    from .backends.gpu.jit import compile_gpu
 
     memo_key = module_cache.key(source, target.to_json(), f"gpu-O{opt_level}")
     with _lock:
@@ -140,7 +141,7 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     from mlir import ir
     from mlir.execution_engine import ExecutionEngine
 
-    from .build.pipeline import lower_cpu
+    from .backends.lower import lower_cpu
 
     context = ir.Context()
     module, signatures = lower_cpu(source, context, options)

@@ -80,25 +80,3 @@ def run_pipeline(module: ir.Module, stages: list[ModulePass | str], instrument: 
         if instrument.get("timing"):
             pm.enable_timing()
         pm.run(module.operation)
-
-
-def format_location(loc: str, filename: str | None = None) -> str:
-    """`loc("x.mlir":3:7)` -> `x.mlir:3:7`, the way mlir-opt prints diagnostics."""
-    m = re.search(r'"([^"]*)":(\d+):(\d+)', loc)
-    if not m:
-        return filename or "<unknown>"
-    name = m.group(1)
-    if filename and name in ("-", "<stdin>", ""):
-        name = filename
-    return f"{name}:{m.group(2)}:{m.group(3)}"
-
-
-def format_mlir_error(err: ir.MLIRError, filename: str | None = None) -> str:
-    lines = []
-    for diag in err.error_diagnostics:
-        lines.append(f"{format_location(str(diag.location), filename)}: error: {diag.message}")
-        for note in diag.notes:
-            lines.append(f"{format_location(str(note.location), filename)}: note: {note.message}")
-    if not lines:
-        lines.append(f"{filename or '<input>'}: error: {err.message}")
-    return "\n".join(lines)

@@ -23,10 +23,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .build.pipeline import lower
-from .build.toolchain import run_tool
+from .backends.cpu.toolchain import run_tool
+from .backends.lower import lower
 from .errors import CompileError
-from .hardware.cpu import parse_target
+from .hardware.targets import parse_target
 from .runtime import libs
 
 LOADER_FILES = {"loader.py": "__init__.py", "shape_rules.py": "shape_rules.py", "descriptors.py": "descriptors.py",

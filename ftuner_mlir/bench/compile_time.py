@@ -46,7 +46,7 @@ def measure(layers: int, cache_dir: str) -> dict:
 
 
 def run(layer_counts, log=print) -> list[dict]:
-    from ftuner_mlir.build.toolchain import host_cpu, jobs
+    from ftuner_mlir.backends.cpu.toolchain import host_cpu, jobs
 
     saved = os.environ.get("FTUNER_CACHE_DIR")
     rows = []

@@ -10,7 +10,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import bufferization, func
 
-from ..passes.base import PassFailure, functions, location_of
+from ..ir.diagnostics import PassFailure, location_of
+from ..ir.walk import functions
 
 
 def _memref_for(t: ir.Type) -> ir.Type:

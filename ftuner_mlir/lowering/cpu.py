@@ -4,6 +4,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
+from ..ir.diagnostics import PassFailure, location_of
+from ..ir.walk import walk
+
 # Each uKernel: vectorize its zero fill if it has one (the first reduction block's uKernels start from
 # zero instead of reading C), tile the reduction by 1, vectorize the static rows x cols x 1 contraction,
 # and hoist the accumulator read/write out of the reduction loop so it stays in vector registers.
@@ -89,8 +92,6 @@ FINAL_DIALECTS = ("llvm", "omp")
 def check_llvm_dialect(module_op) -> None:
     """Every op left outside the LLVM dialect is a located error (translation would fail, or abort, on
     it). The casts a partial conversion leaves are symptoms: named only when nothing else is left."""
-    from ..passes.base import PassFailure, location_of, walk
-
     left = [op for op in walk(module_op) if op.operation.name.split(".", 1)[0] not in FINAL_DIALECTS]
     causes = [op for op in left if op.operation.name != "builtin.unrealized_conversion_cast"] or left
     if causes:

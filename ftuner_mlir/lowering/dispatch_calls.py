@@ -13,7 +13,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ..passes.base import walk
+from ..ir.walk import walk
 
 DISPATCH_ATTR = "ftuner.dispatch"
 

@@ -1,5 +1,6 @@
 """The ftuner passes, one per module, registered by their flag name."""
-from .base import ModulePass, PassFailure
+from ..ir.diagnostics import PassFailure
+from .base import ModulePass
 from .bufferize import Bufferize
 from .cpu_pipeline import CpuPipeline
 from .gpu_pipeline import GpuPipeline

@@ -1,4 +1,4 @@
-"""What every ftuner pass shares: option parsing, the failure type, and IR walking helpers.
+"""What every ftuner pass shares: its options, their parsing and help, its target.
 
 A pass is a frozen dataclass. Its `name` is the `ftuner-opt` flag and the pipeline element; its fields
 are the options, written `name{opt-a=1 opt-b=x}` (dashes for underscores) like upstream passes. The
@@ -7,22 +7,9 @@ are the options, written `name{opt-a=1 opt-b=x}` (dashes for underscores) like u
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Iterator
+from typing import ClassVar
 
 from ..hardware.cpu import CpuTarget
-
-
-class PassFailure(Exception):
-    """A pass rejected its input. `location` is the op's MLIR location (e.g. `loc("f.mlir":3:5)`)."""
-
-    def __init__(self, location: str, message: str):
-        super().__init__(f"{location}: {message}")
-        self.location = location
-        self.message = message
-
-
-def location_of(op) -> str:
-    return str(op.location)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,24 +80,3 @@ def _convert(raw: str, field: dataclasses.Field, pass_name: str):
     except ValueError:
         raise ValueError(f"pass {pass_name}: option {field.name.replace('_', '-')} expects "
                          f"{kind.__name__}, got {raw!r}") from None
-
-
-def walk(op) -> Iterator:
-    """Pre-order walk over all nested operations (as OpViews); safe to collect before mutating. An
-    explicit stack, not recursion: nesting depth is the input's, and Python's stack is not deep."""
-    stack = [iter(_children(op))]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-            continue
-        yield child
-        stack.append(iter(_children(child.operation)))
-
-
-def _children(op) -> list:
-    return [child for region in op.regions for block in region.blocks for child in block.operations]
-
-
-def functions(module_op) -> list:
-    return [op for op in module_op.regions[0].blocks[0].operations if op.operation.name == "func.func"]

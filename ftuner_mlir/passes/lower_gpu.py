@@ -4,7 +4,9 @@ from __future__ import annotations
 import dataclasses
 
 from ..lowering import gpu
-from .base import ModulePass, PassFailure, functions, location_of, option, walk
+from ..ir.diagnostics import PassFailure, location_of
+from ..ir.walk import functions, walk
+from .base import ModulePass, option
 
 FORMATS = ("isa", "bin", "fatbin")
 

@@ -12,9 +12,11 @@ from mlir.dialects import func, memref, tensor
 
 from ..codegen import gpu_matmul
 from ..codegen.matmul import dispatch_name, emit_all
-from .base import ModulePass, PassFailure, location_of, walk
-from .matmul_family import classify
-from .select_ukernels import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
+from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
+from ..ir.diagnostics import PassFailure, location_of
+from ..ir.match import classify
+from ..ir.walk import walk
+from .base import ModulePass
 
 
 def _dynamic(t: ir.Type) -> ir.Type:

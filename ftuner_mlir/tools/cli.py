@@ -49,7 +49,7 @@ _seconds = _checked(float, lambda v: 0 < v <= 60, "0 < seconds <= 60")     # per
 
 def _target(text: str) -> str:
     """Checked when parsing the command line, so a bad --target is a usage error on every subcommand."""
-    from ftuner_mlir.hardware.cpu import parse_target
+    from ftuner_mlir.hardware.targets import parse_target
     try:
         parse_target(text)
     except ValueError as err:
@@ -133,7 +133,7 @@ def demo(args) -> int:
 
 def target(args) -> int:
     import ftuner_mlir
-    from ftuner_mlir.ukernel import FAMILIES
+    from ftuner_mlir.families import FAMILIES
 
     tgt = ftuner_mlir.parse_target(args.target)
     if not (args.json and tgt.kind == "cpu"):
@@ -192,14 +192,14 @@ def bench(args) -> int:
 def tune(args) -> int:
     import ftuner_mlir
     from ftuner_mlir.tuning.db import TuningDB
-    from ftuner_mlir.tuning.tuner import tune as run_tune
+    from ftuner_mlir.tuner.trials import tune as run_tune
 
     target = ftuner_mlir.parse_target(args.target)
     db = TuningDB(args.db)
     print(f"tuning the matmul family ({args.dtype}) on {target.describe()}")
     print(f"measuring the {args.top} best analytic register tiles, each in its own process, single-threaded "
           f"in thread CPU time, 5 rounds per probe shape")
-    from ftuner_mlir.tuning.tuner import machine_busy
+    from ftuner_mlir.tuner.trials import machine_busy
     busy = machine_busy(target.cores)
     if busy:
         print(f"warning: {busy}")
@@ -242,7 +242,7 @@ def bench_compile(args) -> int:
 
 
 def cache(args) -> int:
-    from ftuner_mlir.build import cache as module_cache
+    from ftuner_mlir.backends import cache as module_cache
 
     if args.action == "clear":
         print(f"removed {module_cache.clear()} compiled modules from {module_cache.root()}")

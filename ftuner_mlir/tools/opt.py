@@ -105,7 +105,7 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(describe("ftuner-opt") + "\n")
         return 0
 
-    from ..hardware.cpu import parse_target
+    from ..hardware.targets import parse_target
     from ..passes import REGISTRY
     if opts["list"]:
         sys.stdout.write("ftuner passes:\n" + "\n".join(cls.help() for cls in REGISTRY.values()) + "\n")
@@ -210,7 +210,7 @@ def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, 
     from mlir import ir
 
     from .. import driver
-    from ..passes import PassFailure
+    from ..ir.diagnostics import PassFailure, format_location, format_mlir_error
 
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = opts["unregistered"]
@@ -219,9 +219,9 @@ def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, 
             module = ir.Module.parseFile(path) if path else ir.Module.parse("\n" * (first_line - 1) + text)
             driver.run_pipeline(module, stages, opts["instrument"])
         except ir.MLIRError as err:
-            return None, driver.format_mlir_error(err, name)
+            return None, format_mlir_error(err, name)
         except PassFailure as err:
-            return None, f"{driver.format_location(err.location, name)}: error: {err.message}"
+            return None, f"{format_location(err.location, name)}: error: {err.message}"
         except ValueError as err:       # a malformed upstream pass name or option
             return None, f"ftuner-opt: {err}"
         if opts["debuginfo"]:

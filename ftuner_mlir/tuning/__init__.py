@@ -1,1 +1,1 @@
-"""Tuning the FTuner way: measure the few best analytic candidates once, keep the results on disk."""
+"""The tuning database: measured register tiles per target, read by uKernel selection."""

@@ -14,7 +14,7 @@ import dataclasses
 import math
 
 from ..hardware.gpu import GpuTarget
-from .space import FAMILIES, FamilyTraits
+from ..families import OfFamily, family as family_named
 
 ELEMENT_BYTES = 4
 REGISTER_OVERHEAD = 28      # addresses, indices, loop counters per thread (estimate)
@@ -87,7 +87,7 @@ def _score(tile: GpuTile, t: GpuTarget) -> tuple:
 
 
 @dataclasses.dataclass(frozen=True)
-class GpuUKernelSet(FamilyTraits):
+class GpuUKernelSet(OfFamily):
     """Body tile plus the remainder tile that covers the edges (guarded, so it pads at most
     `edge - 1` rows or columns)."""
 
@@ -100,8 +100,7 @@ class GpuUKernelSet(FamilyTraits):
     kind = "gpu"
 
     def __post_init__(self):
-        if self.family not in FAMILIES:
-            raise ValueError(f"unknown op family {self.family!r}")
+        family_named(self.family)          # a ValueError naming the known families
         if self.dtype != "f32":
             raise ValueError("the GPU uKernels are fp32 only")
 

@@ -10,15 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..families import OfFamily, family as family_named
 from ..hardware.cpu import CpuTarget
 
-# op family -> (has batch axis, B operand stored as N x K)
-FAMILIES = {
-    "matmul": (False, False),
-    "matmul_transpose_b": (False, True),
-    "batch_matmul": (True, False),
-    "batch_matmul_transpose_b": (True, True),
-}
 ELEMENT_BITS = {"f32": 32, "f64": 64}
 MAX_ROWS = 16
 
@@ -116,20 +110,8 @@ def _largest_power_of_two_at_most(x: float) -> int:
     return p
 
 
-class FamilyTraits:
-    """What the op family implies, for any uKernel set with a `family` field."""
-
-    @property
-    def batched(self) -> bool:
-        return FAMILIES[self.family][0]
-
-    @property
-    def transpose_b(self) -> bool:
-        return FAMILIES[self.family][1]
-
-
 @dataclasses.dataclass(frozen=True)
-class UKernelSet(FamilyTraits):
+class UKernelSet(OfFamily):
     """The uKernels selected for one (op family, dtype, target)."""
 
     family: str
@@ -143,8 +125,7 @@ class UKernelSet(FamilyTraits):
     lanes: int = 16   # elements per vector register: the tile of the B^T packing transposes
 
     def __post_init__(self):
-        if self.family not in FAMILIES:
-            raise ValueError(f"unknown op family {self.family!r}; expected one of {sorted(FAMILIES)}")
+        family_named(self.family)          # a ValueError naming the known families
         if self.dtype not in ELEMENT_BITS:
             raise ValueError(f"unsupported element type {self.dtype!r}; expected one of {sorted(ELEMENT_BITS)}")
         for name in ("mr", "nr", "kc", "mc", "nc", "cores", "lanes"):

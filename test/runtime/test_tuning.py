@@ -6,7 +6,7 @@ import ftuner_mlir
 from ftuner_mlir import models
 from ftuner_mlir.hardware.cpu import PRESETS, detect_host
 from ftuner_mlir.tuning.db import TuningDB
-from ftuner_mlir.tuning.tuner import Trial, run_trial, tune
+from ftuner_mlir.tuner.trials import Trial, run_trial, tune
 
 from .helpers import assert_matches, random
 
@@ -67,7 +67,7 @@ def test_select_options(options, message):
 
 
 def test_busy_machine_warning(monkeypatch):
-    from ftuner_mlir.tuning import tuner
+    from ftuner_mlir.tuner import trials as tuner
     monkeypatch.setattr(tuner.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
     assert "load average 5.0 on 2 cores" in tuner.machine_busy(2)
     monkeypatch.setattr(tuner.os, "getloadavg", lambda: (0.5, 0.5, 0.5))

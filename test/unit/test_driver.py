@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from ftuner_mlir.driver import format_location, instantiate, split_top_level
+from ftuner_mlir.driver import instantiate, split_top_level
+from ftuner_mlir.ir.diagnostics import format_location
 from ftuner_mlir.passes import REGISTRY, LowerCpu
 
 ROOT = Path(__file__).resolve().parents[2]

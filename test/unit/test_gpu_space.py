@@ -3,7 +3,7 @@ import json
 import pytest
 
 from ftuner_mlir.hardware.gpu import GPU_PRESETS, parse_gpu_target
-from ftuner_mlir.hardware.cpu import parse_target
+from ftuner_mlir.hardware.targets import parse_target
 from ftuner_mlir.ukernel.gpu_space import GpuTile, candidates, cover_gpu, select_gpu
 
 V100, H200 = GPU_PRESETS["v100"], GPU_PRESETS["h200"]

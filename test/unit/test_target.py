@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from ftuner_mlir.hardware.cpu import PRESETS, CpuTarget, detect_host, parse_target
+from ftuner_mlir.hardware.cpu import PRESETS, CpuTarget, detect_host
+from ftuner_mlir.hardware.targets import parse_target
 
 
 def _fake_machine(tmp_path, flags, caches):

@@ -3,7 +3,8 @@ import itertools
 import pytest
 
 from ftuner_mlir.hardware.cpu import PRESETS
-from ftuner_mlir.ukernel import FAMILIES, UKernelSet, block_shape, candidates, cover, select, strips
+from ftuner_mlir.families import FAMILIES
+from ftuner_mlir.ukernel import UKernelSet, block_shape, candidates, cover, select, strips
 
 AVX512, AVX2 = PRESETS["x86-avx512"], PRESETS["x86-avx2"]
 

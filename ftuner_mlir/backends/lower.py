@@ -6,10 +6,10 @@ from __future__ import annotations
 from mlir import ir
 
 from .. import driver
+from ..analysis.signature import analyze
 from ..errors import CompileError
-from ..passes import PassFailure
-from ..runtime.signature import analyze
-from .options import BuildOptions
+from ..ir.diagnostics import PassFailure, format_location, format_mlir_error
+from .cpu.options import BuildOptions
 
 
 def lower_cpu(source: str, context: ir.Context, options: BuildOptions):
@@ -28,7 +28,7 @@ def lower(source: str, context: ir.Context, select, stages: list):
             raise CompileError("the module has no public func.func with a body to compile")
         driver.run_pipeline(module, stages)
     except ir.MLIRError as err:
-        raise CompileError(driver.format_mlir_error(err)) from None
+        raise CompileError(format_mlir_error(err)) from None
     except PassFailure as err:
-        raise CompileError(f"{driver.format_location(err.location)}: error: {err.message}") from None
+        raise CompileError(f"{format_location(err.location)}: error: {err.message}") from None
     return module, signatures

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import settings
 from ..version import wheel_versions
-from . import worker
+from .cpu import worker
 
 
 @functools.cache

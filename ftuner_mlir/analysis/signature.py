@@ -13,8 +13,9 @@ import dataclasses
 import numpy as np
 from mlir import ir
 
-from ..passes.base import PassFailure, functions, location_of
-from ..passes.select_ukernels import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
+from ..ir.codecs import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
+from ..ir.diagnostics import PassFailure, location_of
+from ..ir.walk import functions
 from ..ukernel.space import UKernelSet
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i8": np.int8,

@@ -1,19 +1,11 @@
-"""Recognize the matmul-family ops the uKernel passes handle, from their name and indexing maps."""
+"""Recognize the ops of a registered family (families/) from their name and indexing maps."""
 from __future__ import annotations
 
 from mlir import ir
 
-_MATMUL_MAPS = {
-    ("(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"): "matmul",
-    ("(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d1, d2)", "(d0, d1, d2) -> (d0, d1)"): "matmul_transpose_b",
-}
-_BATCH_MAPS = {
-    ("(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)"):
-        "batch_matmul",
-    ("(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d2, d3)", "(d0, d1, d2, d3) -> (d0, d1, d2)"):
-        "batch_matmul_transpose_b",
-}
-_TABLES = {"linalg.matmul": _MATMUL_MAPS, "linalg.batch_matmul": _BATCH_MAPS}
+from ..families import FAMILIES
+
+_BY_MAPS = {(f.op, f.affine_maps()): f.name for f in FAMILIES.values()}
 ELEMENT_TYPES = {"f32", "f64"}
 
 
@@ -24,10 +16,9 @@ def indexing_maps(op) -> list[str] | None:
 
 
 def classify(op) -> tuple[str, str] | None:
-    """(family, element type) when `op` is a matmul-family op the passes can tile: on tensors (one
-    result) or, after bufferization, on memrefs (no result)."""
-    table = _TABLES.get(op.operation.name)
-    if table is None or len(op.operands) != 3:
+    """(family name, element type) when `op` is a family op the passes can tile: on tensors (one result)
+    or, after bufferization, on memrefs (no result), with a plain multiply-add body."""
+    if len(op.operands) != 3:
         return None
     types = [v.type for v in op.operands]
     on_tensors = all(isinstance(t, ir.RankedTensorType) for t in types) and len(op.results) == 1
@@ -38,7 +29,7 @@ def classify(op) -> tuple[str, str] | None:
     if len(elements) != 1 or not elements <= ELEMENT_TYPES:
         return None
     maps = indexing_maps(op)
-    family = table.get(tuple(maps)) if maps else None
+    family = _BY_MAPS.get((op.operation.name, tuple(maps))) if maps else None
     if family is None:
         return None
     body = op.regions[0].blocks[0].operations if op.regions and len(op.regions[0].blocks) else []

@@ -17,8 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import settings
-from ..errors import CompileError, InvalidOptions
+from ... import settings
+from ...errors import CompileError, InvalidOptions
 from . import worker
 
 DEFAULT_TIMEOUT_S = 1800.0
@@ -88,7 +88,7 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
     (out / "input.mlir").write_text(source)
     request = {"source_file": str(out / "input.mlir"), "options": options.to_json(), "out_dir": str(out)}
     (out / "request.json").write_text(json.dumps(request))
-    cmd = [sys.executable, "-m", "ftuner_mlir.build.worker", str(out / "request.json")]
+    cmd = [sys.executable, "-m", "ftuner_mlir.backends.cpu.worker", str(out / "request.json")]
     root = str(Path(__file__).resolve().parents[2])            # this very package comes first
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

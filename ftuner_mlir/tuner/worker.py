@@ -1,7 +1,7 @@
 """Measure one candidate register tile (run in a child process by the tuner: an exploratory
 configuration that crashed LLVM or ran away would take only this process down).
 
-    python -m ftuner_mlir.tuning.worker '{"target": {...}, "dtype": "f32", "mr": 8, "nr": 32}'
+    python -m ftuner_mlir.tuner.worker '{"target": {...}, "dtype": "f32", "mr": 8, "nr": 32}'
 prints {"gflops": ..., "spread": ..., "compile_s": ..., "max_rel_err": ...} as JSON.
 """
 from __future__ import annotations

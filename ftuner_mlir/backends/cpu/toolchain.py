@@ -18,8 +18,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..errors import CompileError
-from ..runtime import libs
+from ...errors import CompileError
+from ...runtime import libs
 
 TRIPLE = "x86_64-unknown-linux-gnu"
 ISA_LEVEL = {"avx512": "x86-64-v4", "avx2": "x86-64-v3", "sse": "x86-64-v2"}

@@ -12,7 +12,7 @@ import time
 
 from ..hardware.cpu import CpuTarget
 from ..ukernel.space import ranked_candidates
-from .db import TuningDB
+from ..tuning.db import TuningDB
 
 MEMORY_LIMIT = 8 << 30      # bytes of address space for one candidate's process
 TIME_LIMIT = 120            # seconds for one candidate
@@ -35,7 +35,7 @@ def _limit_memory():
 def run_trial(target: CpuTarget, dtype: str, trial: Trial) -> Trial:
     config = json.dumps({"target": dataclasses.asdict(target), "dtype": dtype, "mr": trial.mr, "nr": trial.nr})
     try:
-        proc = subprocess.run([sys.executable, "-m", "ftuner_mlir.tuning.worker", config], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "ftuner_mlir.tuner.worker", config], capture_output=True,
                               text=True, timeout=TIME_LIMIT, preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
         trial.error = f"timed out after {TIME_LIMIT} s"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from ..errors import InvalidOptions
-from ..hardware.cpu import CpuTarget
+from ...errors import InvalidOptions
+from ...hardware.cpu import CpuTarget
 
 OPT_LEVELS = (0, 1, 2, 3)
 
@@ -33,7 +33,7 @@ class BuildOptions:
 
     def stages(self) -> list:
         """The ftuner passes compile() runs, in order (ftuner-cpu-pipeline with these options)."""
-        from ..passes import LowerCpu, SelectUKernels, Tile
+        from ...passes import LowerCpu, SelectUKernels, Tile
         return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning),
                 Tile(target=self.target), LowerCpu(target=self.target, num_threads=self.num_threads)]
 

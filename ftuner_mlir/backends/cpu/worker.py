@@ -1,4 +1,4 @@
-"""The compiler process: `python -m ftuner_mlir.build.worker REQUEST.json`.
+"""The compiler process: `python -m ftuner_mlir.backends.cpu.worker REQUEST.json`.
 
 Reads the MLIR text and the BuildOptions named by the request, lowers the module (pipeline.py), builds
 the shared library (toolchain.py) and writes `module.json` (the manifest: functions and their shape
@@ -23,7 +23,7 @@ FORMAT = 1
 
 
 def _symbols(library: Path, *flags: str) -> set[str]:
-    from ..runtime import libs
+    from ...runtime import libs
     out = subprocess.run([libs.tool("llvm-nm"), "--format=just-symbols", *flags, str(library)],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     return {line.split("@")[0] for line in out.split()}
@@ -32,7 +32,7 @@ def _symbols(library: Path, *flags: str) -> set[str]:
 def needed_libraries(library: Path) -> list[str]:
     """Runtime libraries the generated code calls into, by file name, read from its undefined symbols:
     the OpenMP runtime (multi-threaded code) and MLIR's C runner utils (strided memref copies)."""
-    from ..runtime import libs
+    from ...runtime import libs
 
     undefined = _symbols(library, "--undefined-only")
     needs = []
@@ -55,7 +55,7 @@ def build(source: str, options, out: Path) -> dict:
     """Lower `source`, build the library in `out`, return the manifest (also written there)."""
     from mlir import ir
 
-    from .pipeline import lower_cpu
+    from ..lower import lower_cpu
     from .toolchain import build_library
 
     t0 = time.perf_counter()
@@ -83,7 +83,7 @@ def build(source: str, options, out: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    from ..errors import CompileError
+    from ...errors import CompileError
     from .options import BuildOptions
 
     request = json.loads(Path(argv[0]).read_text())

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import ctypes
 
-from ..errors import CompileError
-from ..runtime import libs
-from ..runtime.executable import Executable
+from ...errors import CompileError
+from ...runtime import libs
+from ..executable import Executable
 
 
 def compile_gpu(source: str, target, opt_level: int) -> Executable:
     from mlir import ir
     from mlir.execution_engine import ExecutionEngine
 
-    from ..passes import Bufferize, LowerGpu, SelectUKernels, Tile
-    from ..runtime.loader import ExportedFunction, check_driver
-    from .pipeline import lower
+    from ...passes import Bufferize, LowerGpu, SelectUKernels, Tile
+    from ...runtime.loader import ExportedFunction, check_driver
+    from ..lower import lower
 
     context = ir.Context()
     module, signatures = lower(source, context, SelectUKernels(target=target, tuning=False),

@@ -1,8 +1,8 @@
 """A compiled module: its validated functions (function.py) and reports of how uKernels cover a shape."""
 from __future__ import annotations
 
+from ..runtime.function import Function
 from ..ukernel.cover import cover
-from .function import Function
 
 
 def coverage(fn: Function, *shapes) -> list:

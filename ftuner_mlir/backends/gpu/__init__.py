@@ -1,0 +1,1 @@
+"""The GPU backend: host code JIT'd in this process, kernels as PTX for the CUDA driver."""

@@ -1,0 +1,66 @@
+"""uKernel sets as MLIR attributes, and back: select writes them, tile and the shape analysis read them."""
+from __future__ import annotations
+
+import dataclasses
+
+from mlir import ir
+
+from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
+from ..ukernel.space import UKernelSet
+
+ATTR = "ftuner.ukernels"
+GPU_ATTR = "ftuner.gpu_ukernels"
+_INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes")
+_GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
+
+
+def ukernel_set_to_attr(uks: UKernelSet) -> ir.Attribute:
+    i64 = ir.IntegerType.get_signless(64)
+    entries = {f: ir.IntegerAttr.get(i64, getattr(uks, f)) for f in _INT_FIELDS}
+    entries["family"] = ir.StringAttr.get(uks.family)
+    entries["dtype"] = ir.StringAttr.get(uks.dtype)
+    return ir.DictAttr.get(entries)
+
+
+def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
+    """Raises ValueError naming what is missing or wrong."""
+    if not isinstance(attr, ir.DictAttr):
+        raise ValueError(f"{ATTR} must be a dictionary attribute")
+    d = ir.DictAttr(attr)
+    values = {}
+    for f in dataclasses.fields(UKernelSet):
+        if f.name not in d:
+            raise ValueError(f"{ATTR} lacks field '{f.name}'")
+        raw = d[f.name]
+        if f.name in _INT_FIELDS:
+            if not isinstance(raw, ir.IntegerAttr):
+                raise ValueError(f"{ATTR} field '{f.name}' must be an integer")
+            values[f.name] = ir.IntegerAttr(raw).value
+        else:
+            if not isinstance(raw, ir.StringAttr):
+                raise ValueError(f"{ATTR} field '{f.name}' must be a string")
+            values[f.name] = ir.StringAttr(raw).value
+    return UKernelSet(**values)
+
+
+def gpu_set_to_attr(uks: GpuUKernelSet) -> ir.Attribute:
+    tile = lambda t: ir.DenseI64ArrayAttr.get([getattr(t, f) for f in _GPU_TILE_FIELDS])  # noqa: E731
+    return ir.DictAttr.get({"family": ir.StringAttr.get(uks.family), "dtype": ir.StringAttr.get(uks.dtype),
+                            "body": tile(uks.body), "edge": tile(uks.edge),
+                            "sms": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), uks.sms)})
+
+
+def gpu_set_from_attr(attr: ir.Attribute) -> GpuUKernelSet:
+    """Raises ValueError naming what is missing or wrong."""
+    if not isinstance(attr, ir.DictAttr):
+        raise ValueError(f"{GPU_ATTR} must be a dictionary attribute")
+    for key in ("family", "dtype", "body", "edge", "sms"):
+        if key not in attr:
+            raise ValueError(f"{GPU_ATTR} lacks field '{key}'")
+    tiles = []
+    for key in ("body", "edge"):
+        values = list(attr[key]) if isinstance(attr[key], ir.DenseI64ArrayAttr) else []
+        if len(values) != len(_GPU_TILE_FIELDS) or min(values) <= 0:
+            raise ValueError(f"{GPU_ATTR} field '{key}' must be array<i64: bm, bn, bk, tm, tn>, all positive")
+        tiles.append(GpuTile(*values))
+    return GpuUKernelSet(attr["family"].value, attr["dtype"].value, tiles[0], tiles[1], attr["sms"].value)

@@ -1,0 +1,25 @@
+"""Walking the IR without recursion (nesting depth is the input's; Python's stack is not deep)."""
+from __future__ import annotations
+
+from typing import Iterator
+
+
+def walk(op) -> Iterator:
+    """Pre-order walk over all nested operations (as OpViews); safe to collect before mutating. An
+    explicit stack, not recursion: nesting depth is the input's, and Python's stack is not deep."""
+    stack = [iter(_children(op))]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        yield child
+        stack.append(iter(_children(child.operation)))
+
+
+def _children(op) -> list:
+    return [child for region in op.regions for block in region.blocks for child in block.operations]
+
+
+def functions(module_op) -> list:
+    return [op for op in module_op.regions[0].blocks[0].operations if op.operation.name == "func.func"]

@@ -1,4 +1,5 @@
-"""ftuner-cpu-pipeline: select, tile, lower-cpu in order."""
+"""ftuner-cpu-pipeline: select, tile, lower-cpu in order. The one place the CPU pipeline is written:
+compile(), `ftuner export` and ftuner-opt all run these stages."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,10 +15,13 @@ class CpuPipeline(ModulePass):
     name = "ftuner-cpu-pipeline"
     summary = "ftuner-select-ukernels, ftuner-tile, ftuner-lower-cpu: dynamic-shape linalg to the LLVM dialect"
     num_threads: int = option(0, "as ftuner-lower-cpu")
+    mr: int = option(0, "as ftuner-select-ukernels")
+    nr: int = option(0, "as ftuner-select-ukernels")
+    tuning: bool = option(True, "as ftuner-select-ukernels")
 
     def stages(self) -> list[ModulePass]:
-        return [SelectUKernels(target=self.target), Tile(target=self.target),
-                LowerCpu(target=self.target, num_threads=self.num_threads)]
+        return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning),
+                Tile(target=self.target), LowerCpu(target=self.target, num_threads=self.num_threads)]
 
     def steps(self) -> list:
         return [step for stage in self.stages() for step in stage.steps()]

@@ -1,4 +1,5 @@
-"""ftuner-gpu-pipeline: select, bufferize, tile, lower-gpu in order."""
+"""ftuner-gpu-pipeline: select, bufferize, tile, lower-gpu in order. The one place the GPU pipeline is
+written: compile(), `ftuner export` and ftuner-opt all run these stages."""
 from __future__ import annotations
 
 import dataclasses

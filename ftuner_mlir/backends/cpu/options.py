@@ -32,10 +32,10 @@ class BuildOptions:
         return self.num_threads or self.target.cores
 
     def stages(self) -> list:
-        """The ftuner passes compile() runs, in order (ftuner-cpu-pipeline with these options)."""
-        from ...passes import LowerCpu, SelectUKernels, Tile
-        return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning),
-                Tile(target=self.target), LowerCpu(target=self.target, num_threads=self.num_threads)]
+        """The ftuner passes compile() runs, in order: ftuner-cpu-pipeline with these options."""
+        from ...passes import CpuPipeline
+        return CpuPipeline(target=self.target, num_threads=self.num_threads, mr=self.mr, nr=self.nr,
+                           tuning=self.tuning).stages()
 
     def pipeline_text(self) -> str:
         return "builtin.module(" + ",".join(stage.pipeline_text() for stage in self.stages()) + ")"

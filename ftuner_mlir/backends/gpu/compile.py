@@ -5,26 +5,51 @@ is loaded."""
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 
 from ...errors import CompileError
 from ...runtime import libs
+from .. import cache as module_cache
 from ..executable import Executable
 
 
-def compile_gpu(source: str, target, opt_level: int) -> Executable:
+@dataclasses.dataclass(frozen=True)
+class Request:
+    source: str
+    target: object
+    opt_level: int
+    key: str
+
+    @property
+    def memo_key(self) -> str:
+        return self.key
+
+
+def request(source: str, target, *, opt_level: int = 3, **_cpu_only) -> Request:
+    """CPU-only options (threads, tile, tuning, isolation, cache, limits) do not apply here."""
+    return Request(source, target, opt_level, module_cache.key(source, target.to_json(), f"gpu-O{opt_level}"))
+
+
+def lowered(source: str, target, context):
+    """The module in the LLVM dialect with the PTX embedded, and the public functions' signatures."""
+    from ...passes import GpuPipeline
+    from ..lower import lower
+
+    select, *rest = GpuPipeline(target=target).stages()
+    return lower(source, context, select, rest)
+
+
+def build(req: Request) -> Executable:
     from mlir import ir
     from mlir.execution_engine import ExecutionEngine
 
-    from ...passes import Bufferize, LowerGpu, SelectUKernels, Tile
     from ...runtime.loader import ExportedFunction, check_driver
-    from ..lower import lower
 
     context = ir.Context()
-    module, signatures = lower(source, context, SelectUKernels(target=target, tuning=False),
-                               [Bufferize(target=target), Tile(target=target), LowerGpu(target=target)])
+    module, signatures = lowered(req.source, req.target, context)
     check_driver()
     try:
-        engine = ExecutionEngine(module, opt_level=opt_level, shared_libs=[
+        engine = ExecutionEngine(module, opt_level=req.opt_level, shared_libs=[
             str(libs.mlir_lib_dir() / "libmlir_cuda_runtime.so"), libs.c_runner_utils()])
     except RuntimeError as err:
         raise CompileError(f"the ExecutionEngine failed: {err}") from None

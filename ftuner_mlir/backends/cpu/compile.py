@@ -1,0 +1,119 @@
+"""CPU modules: built by a child process (isolate.py) into a native shared library, cached on disk
+(../cache.py) and loaded with the runtime loader; `isolate=False` JITs them in this process with the
+ExecutionEngine instead (for debugging: an MLIR assertion then ends this process)."""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import sys
+import tempfile
+from pathlib import Path
+
+from ... import settings
+from ...errors import CompileError
+from ...runtime import libs
+from ...runtime.function import Function, packed_interface
+from ...tuning.db import chosen_tile
+from ...ukernel.space import UKernelSet
+from .. import cache as module_cache
+from ..executable import Executable
+from .options import BuildOptions
+from .toolchain import cpu_identity
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One compilation: the source, everything that decides its code, and the key naming the result."""
+    source: str
+    options: BuildOptions
+    key: str
+    isolate: bool = True
+    cache: bool | None = None
+    timeout_s: float | None = None
+    memory_mb: int | None = None
+
+    @property
+    def memo_key(self) -> str:
+        """Within a process: the library and the in-process JIT of one module are different objects."""
+        return f"{self.key}/{self.isolate}"
+
+
+def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, tile=None, tuning: bool = True,
+            isolate: bool = True, cache: bool | None = None, timeout_s=None, memory_mb=None) -> Request:
+    mr, nr = tile or (0, 0)
+    options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning)
+    tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
+    key = module_cache.key(source, options.to_json(), repr(tiles), cpu_identity(target))
+    return Request(source, options, key, isolate, cache, timeout_s, memory_mb)
+
+
+def build(req: Request) -> Executable:
+    if not req.isolate:
+        return _compile_in_process(req.source, req.options)
+    with built(req) as (folder, origin):
+        return _load(folder, origin)
+
+
+@contextlib.contextmanager
+def built(req: Request):
+    """The folder of the compiled module (library + manifest) and where it came from ("cache" or
+    "built"), for the duration of the `with`: a cache entry, or a temporary build when the cache is off."""
+    from .isolate import build_isolated, discard
+
+    key = req.key
+    use_cache = settings.module_cache_enabled() if req.cache is None else req.cache
+    if use_cache:
+        found = module_cache.lookup(key)
+        if found is not None:
+            yield found, "cache"
+            return
+    folder = module_cache.new_build_dir() if use_cache else Path(tempfile.mkdtemp(prefix="ftuner-build-"))
+    try:
+        build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
+        yield (module_cache.publish(folder, key) if use_cache else folder), "built"
+    finally:
+        if folder.exists():
+            discard(folder)        # a library stays mapped after its file goes
+
+
+def _tiled_ops(manifest: dict, name: str) -> tuple:
+    return tuple((UKernelSet(**uks), tuple(loops)) for uks, loops in manifest["tiled_ops"].get(name, []))
+
+
+def _load(folder: Path, origin: str) -> Executable:
+    from ...runtime import loader
+
+    settings.configure_openmp()
+    module = loader.load(folder, libs.runtime_libraries(loader.needs(folder)))
+    for name, fn in module.functions.items():
+        fn.tiled_ops = _tiled_ops(module.metadata, name)
+    return Executable((module,), dict(module.functions), origin=origin,
+                      library=str(folder / module.metadata["library"]))
+
+
+def _compile_in_process(source: str, options: BuildOptions) -> Executable:
+    """The ExecutionEngine route: same lowering, JIT'd into this process."""
+    if any(name.startswith("torch_mlir._mlir_libs") for name in sys.modules):
+        # measured: the JIT'd Dense layer returned NaNs once torch_mlir.fx was imported
+        raise CompileError("compile(..., isolate=False) cannot run in a process that has loaded torch-mlir's own "
+                           "MLIR libraries (torch_mlir.fx): the two copies of MLIR clash and the JIT'd code "
+                           "computes garbage; use the default isolate=True")
+    from mlir import ir
+    from mlir.execution_engine import ExecutionEngine
+
+    from ..lower import lower_cpu
+
+    context = ir.Context()
+    module, signatures = lower_cpu(source, context, options)
+    settings.configure_openmp()
+    shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if options.threads() > 1 else [])
+    llvm_dialect = str(module)
+    try:
+        engine = ExecutionEngine(module, opt_level=options.opt_level, shared_libs=shared)
+    except RuntimeError as err:
+        raise CompileError(f"the ExecutionEngine failed: {err}") from None
+    functions = {}
+    for name, sig in signatures.items():
+        entry = packed_interface(engine.raw_lookup(f"_mlir_ciface_{name}"))
+        functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True)
+    return Executable((context, module, engine), functions, llvm_dialect, origin="in-process")

@@ -2,7 +2,9 @@
 
 A small symbolic pass over the function body (before any lowering) gives every tensor dimension a
 symbol. Function arguments' dims are the roots; `tensor.dim` and `tensor.empty` carry symbols along;
-a linalg op's indexing maps say which operand dims share a loop and so must be equal. At call time the
+a linalg op's indexing maps say which operand dims share a loop and so must be equal; index arithmetic
+(arith ops on index or integer sizes, as torch-mlir computes a convolution's output size) and tensor.pad
+derive new sizes; a map with a window (`oh * 2 + kh`) must stay inside its operand. At call time the
 runtime checks every equality (a mismatch is a ValueError naming the argument, raised before native
 code runs, which would otherwise read out of bounds) and evaluates each result dim to allocate outputs.
 """
@@ -15,6 +17,7 @@ from mlir import ir
 
 from ..ir.codecs import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
+from ..ir.match import classify_conv
 from ..ir.walk import functions
 from ..ukernel.space import UKernelSet
 
@@ -34,6 +37,7 @@ class _Symbols:
         self.parent: list[int] = []
         self.static: dict[int, int] = {}
         self.why: dict[int, str] = {}          # root -> op that tied the class together
+        self.derived: list[tuple[int, str, int, int, str]] = []   # (class, op, a, b, why): class = a op b
 
     def new(self, static: int | None = None) -> int:
         self.parent.append(len(self.parent))
@@ -81,6 +85,7 @@ class Signature:
     tiled_ops: tuple = ()                       # (UKernelSet, loop dim class ids) per tiled op
     bounds: tuple = ()                          # slices that must stay inside their tensor (shape_rules)
     allocations: tuple = ()                     # (dim classes, element bytes) of each tensor.empty
+    derived: tuple = ()                         # (class, op, a, b, why): sizes computed by the body
 
     def rules(self) -> dict:
         """The JSON-friendly form runtime/shape_rules.py checks calls against."""
@@ -89,7 +94,8 @@ class Signature:
                 "arg_dims": [list(d) for d in self.arg_dims], "result_dims": [list(d) for d in self.result_dims],
                 "class_static": dict(self.class_static), "class_reason": dict(self.class_reason),
                 "bounds": [dict(b) for b in self.bounds],
-                "allocations": [[list(dims), size] for dims, size in self.allocations]}
+                "allocations": [[list(dims), size] for dims, size in self.allocations],
+                "derived": [list(d) for d in self.derived]}
 
 
 def _element(t) -> str:
@@ -110,12 +116,24 @@ def _spec(t, what: str, where: str) -> ArgSpec:
     return ArgSpec(np.dtype(DTYPES[_element(t)]), tuple(None if d < 0 else d for d in t.shape))
 
 
+def _operand_terms(op) -> list[list[tuple[dict[int, int], int] | None]] | None:
+    """For each operand dim: ({loop: coefficient}, constant) when it is a sum of loops (None: not)."""
+    if "indexing_maps" in op.attributes:
+        maps = [m.value for m in op.attributes["indexing_maps"]]
+        return [[_affine_terms(r) for r in m.results] for m in maps]
+    conv = classify_conv(op)
+    if conv is not None:
+        return [[(terms, 0) for terms in dims] for dims in conv[0].operand_terms(conv[1], conv[2])]
+    return None
+
+
 def _operand_maps(op) -> list[list[int | None]] | None:
     """For each operand, the loop index of each of its dims (None = not a plain loop dim)."""
     name = op.operation.name
-    if "indexing_maps" in op.attributes:
-        maps = [m.value for m in op.attributes["indexing_maps"]]
-        return [[r.position if isinstance(r, ir.AffineDimExpr) else None for r in m.results] for m in maps]
+    terms = _operand_terms(op)
+    if terms is not None:
+        plain = lambda t: next(iter(t[0])) if t and t[1] == 0 and list(t[0].values()) == [1] else None  # noqa: E731
+        return [[plain(t) for t in dims] for dims in terms]
     ranks = [v.type.rank if isinstance(v.type, ir.ShapedType) else 0 for v in op.operands]
     if name in _ELEMENTWISE:
         return [list(range(r)) for r in ranks]
@@ -124,6 +142,36 @@ def _operand_maps(op) -> list[list[int | None]] | None:
     if name == "linalg.transpose":
         perm = list(op.attributes["permutation"])
         return [list(range(ranks[0])), perm]
+    return None
+
+
+# arith ops on sizes -> the shape rules' operator (runtime/shape_rules.py OPS)
+_INDEX_ARITH = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.floordivsi": "floordiv",
+                "arith.ceildivsi": "ceildiv", "arith.divsi": "div", "arith.divui": "div", "arith.remsi": "rem",
+                "arith.maxsi": "max", "arith.minsi": "min", "arith.maxui": "max", "arith.minui": "min"}
+_INDEX_CASTS = {"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"}
+
+
+def _affine_terms(expr) -> tuple[dict[int, int], int] | None:
+    """`expr` as {loop: coefficient} plus a constant, when it is a sum of loops times constants."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position: 1}, 0
+    if isinstance(expr, ir.AffineConstantExpr):
+        return {}, expr.value
+    if isinstance(expr, ir.AffineAddExpr):
+        lhs, rhs = _affine_terms(expr.lhs), _affine_terms(expr.rhs)
+        if lhs is None or rhs is None:
+            return None
+        terms = dict(lhs[0])
+        for loop, coeff in rhs[0].items():
+            terms[loop] = terms.get(loop, 0) + coeff
+        return terms, lhs[1] + rhs[1]
+    if isinstance(expr, ir.AffineMulExpr):
+        for dim, const in ((expr.lhs, expr.rhs), (expr.rhs, expr.lhs)):
+            if isinstance(const, ir.AffineConstantExpr):
+                inner = _affine_terms(dim)
+                if inner is not None:
+                    return {loop: c * const.value for loop, c in inner[0].items()}, inner[1] * const.value
     return None
 
 
@@ -151,11 +199,24 @@ class _Analysis:
         value = next(dynamic_sizes)
         return self.index[value] if value in self.index else self.sym.new()
 
+    def derive(self, op: str, a: int, b: int, why: str) -> int:
+        """A new class whose size the body computes as `a op b`."""
+        cls = self.sym.new()
+        self.sym.derived.append((cls, op, a, b, why))
+        return cls
+
     def visit(self, op) -> None:
         name, where = op.operation.name, location_of(op)
-        if name == "arith.constant" and isinstance(op.results[0].type, ir.IndexType):
+        if name == "arith.constant" and isinstance(op.results[0].type, (ir.IndexType, ir.IntegerType)):
             self.consts[op.results[0]] = ir.IntegerAttr(op.attributes["value"]).value
             self.index[op.results[0]] = self.sym.new(self.consts[op.results[0]])
+        elif name in _INDEX_CASTS and op.operands[0] in self.index:
+            self.index[op.results[0]] = self.index[op.operands[0]]
+        elif name in _INDEX_ARITH and all(v in self.index for v in op.operands):
+            a, b = (self.index[v] for v in op.operands)
+            self.index[op.results[0]] = self.derive(_INDEX_ARITH[name], a, b, f"the {name} at {where}")
+        elif name == "tensor.pad":
+            self.visit_pad(op, where)
         elif name == "tensor.dim" and op.operands[1] in self.consts:
             self.index[op.results[0]] = self.tensor_dims(op.operands[0])[self.consts[op.operands[1]]]
         elif name == "tensor.empty":
@@ -212,6 +273,41 @@ class _Analysis:
                 self.sym.union(a, b, op_name, where)
             self.dims[op.results[0]] = big_dims
 
+    def visit_pad(self, op, where: str) -> None:
+        """Each padded dim is the source dim plus its low and high padding."""
+        lows, highs = iter(op.low), iter(op.high)
+        dims = []
+        for src, lo, hi in zip(self.tensor_dims(op.operands[0]), op.attributes["static_low"],
+                               op.attributes["static_high"]):
+            lo = self._operand(lo, lows, "low padding", where, "tensor.pad")
+            hi = self._operand(hi, highs, "high padding", where, "tensor.pad")
+            pads = [self.sym.new(v) if kind == "const" else v for kind, v in (lo, hi)]
+            why = f"the tensor.pad at {where}"
+            dims.append(self.derive("add", self.derive("add", src, pads[0], why), pads[1], why))
+        self.dims[op.results[0]] = dims
+
+    def window_bounds(self, op, loops: dict[int, int], where: str) -> None:
+        """An operand dim indexed by a sum of loops (a convolution's `oh * stride + kh * dilation`) must
+        stay inside the operand: recorded as a bound with the one loop of dynamic extent as its size."""
+        static = lambda c: self.sym.static.get(self.sym.find(c))   # noqa: E731
+        for operand, dims_terms in zip(op.operands, _operand_terms(op)):
+            for dim, terms in zip(self.tensor_dims(operand), dims_terms):
+                if terms is not None and terms[1] == 0 and list(terms[0].values()) == [1]:
+                    continue
+                expr = " + ".join(f"d{loop} * {c}" for loop, c in terms[0].items()) if terms else "non-affine"
+                if terms is None or min(list(terms[0].values()) + [terms[1]]) < 0 or not terms[0].keys() <= loops.keys():
+                    raise PassFailure(where, f"cannot check that {op.operation.name} stays inside its operands: "
+                                             f"indexing expression {expr}")
+                dynamic = [loop for loop in terms[0] if static(loops[loop]) is None]
+                if len(dynamic) > 1:
+                    raise PassFailure(where, f"cannot check that {op.operation.name} stays inside its operands: "
+                                             f"{expr} combines several loops of dynamic extent")
+                offset = terms[1] + sum(c * (static(loops[loop]) - 1) for loop, c in terms[0].items() if loop not in dynamic)
+                size = ("class", loops[dynamic[0]]) if dynamic else ("const", 1)
+                stride = terms[0][dynamic[0]] if dynamic else 1
+                self.bounds.append({"tensor": dim, "offset": ("const", offset), "size": size, "stride": stride,
+                                    "why": f"{op.operation.name} at {where}"})
+
     def visit_linalg(self, op, where: str) -> None:
         maps = _operand_maps(op)
         inits = list(op.operands)[len(op.operands) - len(op.results):] if op.results else []
@@ -225,6 +321,7 @@ class _Analysis:
                         self.sym.union(loops[loop], sym, f"operands of {op.operation.name}", where)
                     else:
                         loops[loop] = sym
+            self.window_bounds(op, loops, where)
             if UKERNELS_ATTR in op.attributes and len(loops) == len(maps[-1]) + 1:
                 uks = ukernel_set_from_attr(op.attributes[UKERNELS_ATTR])
                 self.tiled.append((uks, tuple(loops[i] for i in range(len(loops)))))
@@ -269,6 +366,12 @@ def _analyze_function(fn) -> Signature:
     result_dims = tuple(tuple(find(s) for s in a.tensor_dims(v)) for v in ret.operands)
     known = {c for dims in arg_dims for c in dims}
     static = {find(s): v for s, v in a.sym.static.items()}
+    derived = []
+    for cls, op, x, y, why in a.sym.derived:      # creation order: operands come first
+        cls, x, y = find(cls), find(x), find(y)
+        if all(c in known or c in static for c in (x, y)):
+            derived.append((cls, op, x, y, why))
+            known.add(cls)
     for i, dims in enumerate(result_dims):
         for d, c in enumerate(dims):
             if c not in known and c not in static:
@@ -287,4 +390,5 @@ def _analyze_function(fn) -> Signature:
         bounds.append(bound)
     allocations = tuple((tuple(find(s) for s in dims), size) for dims, size in a.allocations
                         if all(find(s) in known or find(s) in static for s in dims))
-    return Signature(name, args, results, arg_dims, result_dims, static, reasons, tiled, tuple(bounds), allocations)
+    return Signature(name, args, results, arg_dims, result_dims, static, reasons, tiled, tuple(bounds), allocations,
+                     tuple(derived))

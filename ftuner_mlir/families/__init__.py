@@ -1,9 +1,12 @@
 """Op families: what an op computes, in plain Python (no MLIR). The uKernel spaces, the IR matcher, the
 emitters and the reports all read a family from here; a new family is a new module plus registration."""
+from .conv2d import CONV2D_FAMILIES, Conv2dFamily
 from .family import Family, OperandMap
-from .matmul import MATMUL_FAMILIES
+from .matmul import MATMUL_FAMILIES, MatmulFamily
 
+# Families the uKernel sets are selected for (the matmul family); conv2d is served through them.
 FAMILIES: dict[str, Family] = {f.name: f for f in MATMUL_FAMILIES}
+CONV_FAMILIES: dict[str, Conv2dFamily] = {f.op: f for f in CONV2D_FAMILIES}
 
 
 def family(name: str) -> Family:
@@ -30,4 +33,4 @@ class OfFamily:
         return self.op_family.transpose_b
 
 
-__all__ = ["FAMILIES", "Family", "OfFamily", "OperandMap", "family"]
+__all__ = ["CONV_FAMILIES", "Conv2dFamily", "FAMILIES", "Family", "MatmulFamily", "OfFamily", "OperandMap", "family"]

@@ -19,6 +19,22 @@ class Conv2dFamily(Family):
         (HWCF collapses to it) or as [F, K] (FCHW collapses to it: B stored transposed)."""
         return "matmul" if self.channels_last else "matmul_transpose_b"
 
+    def operand_terms(self, strides: tuple[int, int], dilations: tuple[int, int]) -> list[list[dict[int, int]]]:
+        """Every operand dim as {loop index: coefficient}: plain loops, except the input's spatial dims,
+        windows `oh * stride + kh * dilation` (the operand maps name them by their output loop)."""
+        window = {"oh": ("kh", 0), "ow": ("kw", 1)}
+        out = []
+        for i, names in enumerate(self.operands):
+            dims = []
+            for name in names:
+                if i == 0 and name in window:
+                    kernel, axis = window[name]
+                    dims.append({self.loop_index(name): strides[axis], self.loop_index(kernel): dilations[axis]})
+                else:
+                    dims.append({self.loop_index(name): 1})
+            out.append(dims)
+        return out
+
     def patch_order(self) -> tuple[str, ...]:
         """Loops of one im2col row, outermost first, in the order the filter stores its reduction dims
         (so the filter collapses to the GEMM's B operand without a copy)."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..families import FAMILIES
+from ..families import CONV_FAMILIES, FAMILIES, Conv2dFamily
 
 _BY_MAPS = {(f.op, f.affine_maps()): f.name for f in FAMILIES.values()}
 ELEMENT_TYPES = {"f32", "f64"}
@@ -36,3 +36,33 @@ def classify(op) -> tuple[str, str] | None:
     if [o.operation.name for o in body] not in (["arith.mulf", "arith.addf", "linalg.yield"], []):
         return None
     return family, elements.pop()
+
+
+def _pair(op, name: str) -> tuple[int, int]:
+    if name not in op.attributes:
+        return (1, 1)
+    values = [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+    return (values[0], values[-1]) if values else (1, 1)
+
+
+def classify_conv(op) -> tuple[Conv2dFamily, tuple[int, int], tuple[int, int]] | None:
+    """(family, strides, dilations) of a conv2d op of a registered layout, on tensors or memrefs."""
+    fam = CONV_FAMILIES.get(op.operation.name)
+    if fam is None or len(op.operands) != 3:
+        return None
+    return fam, _pair(op, "strides"), _pair(op, "dilations")
+
+
+def conv_gemm(op) -> tuple[str, str] | None:
+    """(GEMM family, element type) of a conv2d op the matmul uKernels can serve: on tensors, one element
+    type (f32 or f64), the filter's dims static (the GEMM's K and N are then known at compile time)."""
+    conv = classify_conv(op)
+    if conv is None or len(op.results) != 1:
+        return None
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, ir.RankedTensorType) for t in types):
+        return None
+    elements = {str(t.element_type) for t in types}
+    if len(elements) != 1 or not elements <= ELEMENT_TYPES or not ir.RankedTensorType(types[1]).has_static_shape:
+        return None
+    return conv[0].gemm, elements.pop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_to_attr, ukernel_set_to_attr
-from ..ir.match import classify
+from ..ir.match import classify, conv_gemm
 from ..ir.walk import walk
 from ..tuning.db import chosen_tile
 from ..ukernel.gpu_space import select_gpu
@@ -15,8 +15,9 @@ from .base import ModulePass, option
 @dataclasses.dataclass(frozen=True)
 class SelectUKernels(ModulePass):
     name = "ftuner-select-ukernels"
-    summary = ("Attach the uKernel set (attribute ftuner.ukernels) to each matmul-family op: the measured best "
-               "register tile from the tuning database when there is one, else the analytic best")
+    summary = ("Attach the uKernel set (attribute ftuner.ukernels) to each matmul-family op and each conv2d (the set "
+               "of the GEMM it is tiled as): the measured best register tile from the tuning database when there "
+               "is one, else the analytic best")
     mr: int = option(0, "force the body tile's rows (with nr; 0 = measured or analytic choice)")
     nr: int = option(0, "force the body tile's columns (with mr)")
     tuning: bool = option(True, "use the tuning database (also off with FTUNER_NO_TUNING=1)")
@@ -34,7 +35,7 @@ class SelectUKernels(ModulePass):
             return self.run_gpu(module_op, target)
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):
-            kind = classify(op)
+            kind = classify(op) or conv_gemm(op)        # a conv2d gets the set of the GEMM it becomes
             if kind is None or not op.results or ATTR in op.attributes:   # select on tensors only
                 continue
             if kind not in cache:

@@ -10,11 +10,11 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import func, memref, tensor
 
-from ..codegen import gpu_matmul
+from ..codegen import conv2d, gpu_matmul
 from ..codegen.matmul import dispatch_name, emit_all
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
-from ..ir.match import classify
+from ..ir.match import classify, classify_conv, conv_gemm
 from ..ir.walk import walk
 from .base import ModulePass
 
@@ -88,10 +88,31 @@ class Tile(ModulePass):
 
     def apply(self, module_op) -> None:
         for op in [o for o in walk(module_op) if ATTR in o.attributes or GPU_ATTR in o.attributes]:
+            if classify_conv(op) is not None:
+                op = self._conv_to_gemm(op)
             if GPU_ATTR in op.attributes:
                 self._rewrite_gpu(module_op, op)
             else:
                 self._rewrite(module_op, op)
+
+    def _conv_to_gemm(self, op):
+        """A conv2d becomes im2col + a matmul carrying the conv's uKernel set (codegen/conv2d.py); the
+        matmul is returned, to be tiled like any other."""
+        try:
+            uks = ukernel_set_from_attr(op.attributes[ATTR])
+        except ValueError as err:
+            raise PassFailure(location_of(op), str(err)) from None
+        kind = conv_gemm(op)
+        if kind != (uks.family, uks.dtype):
+            got = f"a {kind[1]} conv2d tiled as {kind[0]}" if kind else "a conv2d the uKernels cannot serve " \
+                "(tensors of one element type f32/f64, a static filter)"
+            raise PassFailure(location_of(op), f"{ATTR} describes a {uks.dtype} {uks.family} but the op is {got}")
+        fam, strides, dilations = classify_conv(op)
+        with ir.InsertionPoint(op), op.location:
+            result, gemm = conv2d.emit_gemm(op, fam, strides, dilations, op.attributes[ATTR])
+        op.results[0].replace_all_uses_with(result)
+        op.operation.erase()
+        return gemm
 
     def _rewrite_gpu(self, module_op, op) -> None:
         """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""

@@ -3,7 +3,9 @@ export copies this file next to the exported library, for machines without the p
 
 `rules` is a JSON-friendly dict: `name`; `args` and `results`, each a list of {"dtype", "shape"} with
 None for a dynamic dim; `arg_dims` and `result_dims`, the equality class of every dim; `class_static`,
-class -> fixed size; `class_reason`, class -> the op that ties its members together.
+class -> fixed size; `class_reason`, class -> the op that ties its members together; `derived`, the
+classes the function body computes from others by index arithmetic (a convolution's output size),
+as [class, op, a, b, why] in an order where each operand is known before it is used.
 """
 from __future__ import annotations
 
@@ -40,7 +42,42 @@ def bind(rules: dict, shapes) -> dict[int, int]:
                                  f"which is {values[cls]} ({why.get(cls, 'shared dimension')})")
             values.setdefault(cls, size)
             first.setdefault(cls, (i, d))
+    _derive(rules, values, first)
     return values
+
+
+# index arithmetic the function body may use to compute a size (arith dialect semantics on integers)
+OPS = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "floordiv": lambda a, b: a // b,
+    "ceildiv": lambda a, b: -(-a // b),
+    "div": lambda a, b: abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1),     # toward zero
+    "rem": lambda a, b: a - abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1) * b,
+    "max": max,
+    "min": min,
+}
+
+
+def _derive(rules: dict, values: dict[int, int], first: dict) -> None:
+    """Evaluate the computed sizes; one that an argument also fixes must agree with it, and none may be
+    negative (an allocation of that size would be a crash in native code)."""
+    name, static_of = rules["name"], rules["class_static"]
+    for cls, op, a, b, why in rules.get("derived", []):
+        x, y = (values.get(c, static_of.get(c)) for c in (a, b))
+        if x is None or y is None:
+            continue
+        if y == 0 and op in ("floordiv", "ceildiv", "div", "rem"):
+            raise ValueError(f"@{name}: these shapes make {why} divide by zero")
+        v = OPS[op](x, y)
+        known = values.get(cls, static_of.get(cls))
+        if known is not None and known != v:
+            where = "a static size" if cls not in first else "argument #{} dim {}".format(*first[cls])
+            raise ValueError(f"@{name}: {where} is {known} but {why} computes it as {v} from the other shapes")
+        if v < 0:
+            raise ValueError(f"@{name}: these shapes make {why} compute a negative size ({v})")
+        values[cls] = v
 
 
 def _value(operand, values: dict, static_of: dict) -> int:

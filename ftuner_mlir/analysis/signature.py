@@ -289,8 +289,11 @@ class _Analysis:
     def window_bounds(self, op, loops: dict[int, int], where: str) -> None:
         """An operand dim indexed by a sum of loops (a convolution's `oh * stride + kh * dilation`) must
         stay inside the operand: recorded as a bound with the one loop of dynamic extent as its size."""
+        operand_terms = _operand_terms(op)
+        if operand_terms is None:          # elementwise, fill, transpose: plain loops only
+            return
         static = lambda c: self.sym.static.get(self.sym.find(c))   # noqa: E731
-        for operand, dims_terms in zip(op.operands, _operand_terms(op)):
+        for operand, dims_terms in zip(op.operands, operand_terms):
             for dim, terms in zip(self.tensor_dims(operand), dims_terms):
                 if terms is not None and terms[1] == 0 and list(terms[0].values()) == [1]:
                     continue

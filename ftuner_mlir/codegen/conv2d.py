@@ -1,17 +1,18 @@
-"""conv2d as a GEMM on the matmul uKernels (the implicit-GEMM view, materialized): an im2col
-linalg.generic gathers each output pixel's window into one row of a patch matrix, the filter collapses
-to the GEMM's B operand without a copy, and the product expands back to the output's shape.
+"""conv2d as a GEMM on the matmul uKernels (the im2col view, materialized): a linalg.generic gathers
+the input under every filter tap into a patch matrix, the filter collapses to a GEMM operand without a
+copy, and the products accumulate straight into the conv's init (the bias, or zeros), in its layout.
 
-  NHWC / HWCF: patches [N*OH*OW, KH*KW*C] x filter [KH*KW*C, F] accumulate into the output [N*OH*OW, F]
-  NCHW / FCHW: patches [N*OH*OW, C*KH*KW] x filter [F, C*KH*KW]^T into a zeroed [N*OH*OW, F], then one
-               pass adds it, transposed to NCHW, onto the conv's init (the bias, or zeros)
+  NHWC / HWCF: patches [N*OH*OW, KH*KW*C] (rows: output pixels; a row copies contiguous C runs)
+               x filter [KH*KW*C, F], accumulated into the output viewed as [N*OH*OW, F]
+  NCHW / FCHW: per image n, filter [F, C*KH*KW] x patches [C*KH*KW, OH*OW] (a row copies contiguous
+               OW runs at stride 1), accumulated into output[n] viewed as [F, OH*OW]
 
 Built with the MLIR Python builders at the conv's location, so a later diagnostic points at the user's
 conv op."""
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily, family
 
@@ -44,18 +45,17 @@ def _generic(inputs, output, maps, body) -> ir.Value:
     return op.result
 
 
-def _patches(fam: Conv2dFamily, x: ir.Value, n, oh, ow, window: dict[str, int], strides, dilations) -> ir.Value:
-    """The im2col tensor [N, OH, OW, <window loops in the filter's order>] gathered from the input."""
-    order = ("n", "oh", "ow") + fam.patch_order()
-    at = {name: i for i, name in enumerate(order)}
-    d = _dims(len(order))
-    spatial = [d[at["oh"]] * strides[0] + d[at["kh"]] * dilations[0],
-               d[at["ow"]] * strides[1] + d[at["kw"]] * dilations[1]]
-    source = [d[at["n"]], *spatial, d[at["c"]]] if fam.channels_last else [d[at["n"]], d[at["c"]], *spatial]
+def _patches(fam: Conv2dFamily, x: ir.Value, sizes: dict, strides, dilations) -> ir.Value:
+    """The im2col tensor, its dims in `fam.patch_loops()` order, gathered from the input; without the
+    batch dim when `x` is one image (no "n" in `sizes`)."""
+    order = tuple(name for name in fam.patch_loops() if name != "n" or "n" in sizes)
+    d = dict(zip(order, _dims(len(order))))
+    spatial = [d["oh"] * strides[0] + d["kh"] * dilations[0], d["ow"] * strides[1] + d["kw"] * dilations[1]]
+    source = [*spatial, d["c"]] if fam.channels_last else [d["c"], *spatial]
+    source = ([d["n"]] if "n" in d else []) + source
     element = ir.RankedTensorType(x.type).element_type
-    sizes = [n, oh, ow] + [window[name] for name in fam.patch_order()]
-    empty = tensor.EmptyOp(sizes, element).result
-    return _generic([x], empty, [_map(len(order), source), _map(len(order), d)], lambda v, _out: v)
+    empty = tensor.EmptyOp([sizes[name] for name in order], element).result
+    return _generic([x], empty, [_map(len(order), source), _map(len(order), d.values())], lambda v, _out: v)
 
 
 def _collapse(value: ir.Value, groups, shape) -> ir.Value:
@@ -63,12 +63,43 @@ def _collapse(value: ir.Value, groups, shape) -> ir.Value:
     return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, element), value, _reassociation(groups)).result
 
 
+def _expand(value: ir.Value, groups, sizes: list) -> ir.Value:
+    """`value` expanded to `sizes` (ints or index values)."""
+    static = [s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in sizes]
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, element), value, _reassociation(groups),
+                                [s for s in sizes if not isinstance(s, int)], ir.DenseI64ArrayAttr.get(static)).result
+
+
+def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute):
+    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family("matmul").affine_maps()]
+    product = linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
+    product.owner.attributes["ftuner.ukernels"] = ukernels
+    return product, product.owner
+
+
+def _slice(value: ir.Value, n: ir.Value, shape: list, insert_into: ir.Value | None = None):
+    """Image `n` of a [N, A, B] tensor as [A, B] (extract), or [A, B] `value` put back (insert)."""
+    dyn = ir.ShapedType.get_dynamic_size()
+    big = insert_into if insert_into is not None else value
+    dims = [_dim(big, 1), _dim(big, 2)]
+    static_sizes = [1] + [s if s != dyn else dyn for s in shape]
+    sizes = [v for s, v in zip(shape, dims) if s == dyn]
+    offsets = ir.DenseI64ArrayAttr.get([dyn, 0, 0])
+    strides = ir.DenseI64ArrayAttr.get([1, 1, 1])
+    if insert_into is None:
+        element = ir.RankedTensorType(value.type).element_type
+        return tensor.ExtractSliceOp(ir.RankedTensorType.get(shape, element), value, [n], sizes, [],
+                                     offsets, ir.DenseI64ArrayAttr.get(static_sizes), strides).result
+    return tensor.InsertSliceOp(value, insert_into, [n], sizes, [], offsets,
+                                ir.DenseI64ArrayAttr.get(static_sizes), strides).result
+
+
 def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: ir.Attribute):
     """Insert the GEMM form of conv `op` before it (carrying the uKernel set `ukernels` on its matmul):
     (the value that replaces the conv's result, the matmul op). The filter's dims must be static."""
     x, w, init = op.operands
     filt = ir.RankedTensorType(w.type)
-    element = filt.element_type
     dyn = ir.ShapedType.get_dynamic_size()
     if fam.channels_last:
         kh, kw, c, f = filt.shape
@@ -77,26 +108,28 @@ def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: ir.Attribute)
         f, c, kh, kw = filt.shape
         n, oh, ow = _dim(init, 0), _dim(init, 2), _dim(init, 3)
     k = kh * kw * c
-    patches = _collapse(_patches(fam, x, n, oh, ow, {"kh": kh, "kw": kw, "c": c}, strides, dilations),
-                        [[0, 1, 2], [3, 4, 5]], [dyn, k])
-    gemm = family(fam.gemm)
-    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in gemm.affine_maps()]
-    if fam.channels_last:
-        b = _collapse(w, [[0, 1, 2], [3]], [k, f])
+    sizes = {"n": n, "oh": oh, "ow": ow, "kh": kh, "kw": kw, "c": c}
+    if fam.channels_last:                          # [N, OH, OW, KH, KW, C] -> [N*OH*OW, K]
+        patches = _patches(fam, x, sizes, strides, dilations)
+        a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         acc = _collapse(init, [[0, 1, 2], [3]], [dyn, f])
-    else:
-        b = _collapse(w, [[0], [1, 2, 3]], [f, k])
-        rows = arith.MulIOp(arith.MulIOp(n, oh).result, ow).result
-        zero = arith.ConstantOp(element, ir.FloatAttr.get(element, 0.0)).result
-        acc = linalg.fill(zero, outs=[tensor.EmptyOp([rows, f], element).result])
-    product = linalg.matmul(patches, b, outs=[acc], indexing_maps=maps)
-    product.owner.attributes["ftuner.ukernels"] = ukernels
-    # tensor.reshape, not expand_shape: memref.expand_shape lowers one dynamic size per group only
-    shape = tensor.FromElementsOp(ir.RankedTensorType.get([4], ir.IndexType.get()),
-                                  [n, oh, ow, arith.ConstantOp(ir.IndexType.get(), f).result]).result
-    expanded = tensor.ReshapeOp(ir.RankedTensorType.get([dyn, dyn, dyn, f], element), product, shape).result
-    if fam.channels_last:
-        return expanded, product.owner
-    d = _dims(4)          # (n, f, oh, ow): add the NHWC product onto the NCHW init
-    return _generic([expanded], init, [_map(4, [d[0], d[2], d[3], d[1]]), _map(4, d)],
-                    lambda v, out: arith.AddFOp(out, v).result), product.owner
+        product, gemm = _matmul(a, _collapse(w, [[0, 1, 2], [3]], [k, f]), acc, ukernels)
+        return _expand(product, [[0, 1, 2], [3]], [n, oh, ow, f]), gemm
+    # one image at a time: its patches (C*KH*KW x OH*OW) stay in cache for the GEMM that reads them
+    acc_all = _collapse(init, [[0], [1], [2, 3]], [dyn, f, dyn])
+    a = _collapse(w, [[0], [1, 2, 3]], [f, k])
+    index = ir.IndexType.get()
+    loop = scf.ForOp(arith.ConstantOp(index, 0).result, n, arith.ConstantOp(index, 1).result, [acc_all])
+    with ir.InsertionPoint(loop.body):
+        image = loop.induction_variable
+        acc = loop.inner_iter_args[0]
+        x_shape = ir.RankedTensorType(x.type).shape
+        one = tensor.ExtractSliceOp(ir.RankedTensorType.get(x_shape[1:], filt.element_type), x, [image],
+                                    [_dim(x, i) for i in (1, 2, 3) if x_shape[i] == dyn], [],
+                                    ir.DenseI64ArrayAttr.get([dyn, 0, 0, 0]), ir.DenseI64ArrayAttr.get([1] + x_shape[1:]),
+                                    ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
+        patches = _patches(fam, one, {name: v for name, v in sizes.items() if name != "n"}, strides, dilations)
+        b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
+        product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), ukernels)
+        scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])
+    return _expand(loop.results[0], [[0], [1], [2, 3]], [n, f, oh, ow]), gemm

@@ -13,11 +13,7 @@ from .family import Family
 class Conv2dFamily(Family):
     channels_last: bool = True     # NHWC input, HWCF filter, NHWC output; else NCHW / FCHW / NCHW
 
-    @property
-    def gemm(self) -> str:
-        """The matmul family the im2col view computes: patches [M, K] times the filter as [K, F]
-        (HWCF collapses to it) or as [F, K] (FCHW collapses to it: B stored transposed)."""
-        return "matmul" if self.channels_last else "matmul_transpose_b"
+    gemm = "matmul"     # the matmul family the im2col view computes (see codegen/conv2d.py)
 
     def operand_terms(self, strides: tuple[int, int], dilations: tuple[int, int]) -> list[list[dict[int, int]]]:
         """Every operand dim as {loop index: coefficient}: plain loops, except the input's spatial dims,
@@ -35,10 +31,12 @@ class Conv2dFamily(Family):
             out.append(dims)
         return out
 
-    def patch_order(self) -> tuple[str, ...]:
-        """Loops of one im2col row, outermost first, in the order the filter stores its reduction dims
-        (so the filter collapses to the GEMM's B operand without a copy)."""
-        return ("kh", "kw", "c") if self.channels_last else ("c", "kh", "kw")
+    def patch_loops(self) -> tuple[str, ...]:
+        """The im2col tensor's dims: the reduction dims in the filter's order (so the filter collapses
+        to a GEMM operand without a copy), next to the output pixels they pair with."""
+        if self.channels_last:
+            return ("n", "oh", "ow", "kh", "kw", "c")
+        return ("n", "c", "kh", "kw", "oh", "ow")
 
 
 NHWC_HWCF = Conv2dFamily("conv2d_nhwc_hwcf", "linalg.conv_2d_nhwc_hwcf", ("n", "oh", "ow", "f", "kh", "kw", "c"),

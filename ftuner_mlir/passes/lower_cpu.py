@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..lowering import abi, cpu, dispatch_calls
+from ..lowering import abi, cpu, dispatch_calls, expand_shapes
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -20,8 +20,8 @@ class LowerCpu(ModulePass):
     def steps(self) -> list:
         threads = self.threads()
         lanes = self.resolved_target().lanes(32)
-        after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads) \
-            + cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)
+        after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
         return [abi.convert_public_functions, VectorizeUKernels(target=self.target).apply,
-                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls, ",".join(after),
-                cpu.check_llvm_dialect]
+                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
+                expand_shapes.lower_dynamic_expand_shapes, ",".join(after),
+                ",".join(cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)), cpu.check_llvm_dialect]

@@ -1,0 +1,57 @@
+"""memref.expand_shape with several dynamic sizes in one group, as a reinterpret_cast.
+
+MLIR 22's expand-strided-metadata asserts on such an expand ("at most one dynamic size per group"):
+splitting conv2d's GEMM rows (n*oh*ow) back into n, oh, ow is one. The strides follow from the source's
+stride and the sizes inside the group, exactly as expand_shape defines them."""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, memref
+
+from ..ir.walk import walk
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _dynamic_groups(op) -> bool:
+    static = list(op.attributes["static_output_shape"])
+    groups = [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
+    return any(sum(static[d] == DYNAMIC for d in g) > 1 for g in groups)
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _rewrite(op) -> None:
+    source = op.operands[0]
+    result_type = ir.MemRefType(op.results[0].type)
+    static = list(op.attributes["static_output_shape"])
+    dynamic = iter(list(op.operands)[1:])
+    groups = [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
+    with ir.InsertionPoint(op), op.location:
+        meta = memref.ExtractStridedMetadataOp(source)
+        base, offset, source_strides = meta.results[0], meta.results[1], list(meta.results)[2 + len(groups):]
+        sizes = [next(dynamic) if s == DYNAMIC else _index(s) for s in static]
+        strides = [None] * len(static)
+        for group, stride in zip(groups, source_strides):
+            for d in reversed(group):
+                strides[d] = stride
+                stride = arith.MulIOp(stride, sizes[d]).result
+        want_strides, want_offset = result_type.get_strides_and_offset()
+        dyn_stride = ir.ShapedType.get_dynamic_stride_or_offset()
+        pick = lambda want, value: ([], [want]) if want != dyn_stride and want != DYNAMIC else ([value], [dyn_stride if want == dyn_stride else DYNAMIC])  # noqa: E731
+        offsets, static_offsets = pick(want_offset, offset)
+        dyn_sizes = [v for s, v in zip(result_type.shape, sizes) if s == DYNAMIC]
+        dyn_strides = [v for s, v in zip(want_strides, strides) if s == dyn_stride]
+        cast = memref.ReinterpretCastOp(result_type, base, offsets, dyn_sizes, dyn_strides,
+                                        ir.DenseI64ArrayAttr.get(static_offsets),
+                                        ir.DenseI64ArrayAttr.get(list(result_type.shape)),
+                                        ir.DenseI64ArrayAttr.get(list(want_strides)))
+    op.results[0].replace_all_uses_with(cast.result)
+    op.operation.erase()
+
+
+def lower_dynamic_expand_shapes(module_op) -> None:
+    for op in [o for o in walk(module_op) if o.operation.name == "memref.expand_shape" and _dynamic_groups(o)]:
+        _rewrite(op)

@@ -85,7 +85,7 @@ class Signature:
     tiled_ops: tuple = ()                       # (UKernelSet, loop dim class ids) per tiled op
     bounds: tuple = ()                          # slices that must stay inside their tensor (shape_rules)
     allocations: tuple = ()                     # (dim classes, element bytes) of each tensor.empty
-    derived: tuple = ()                         # (class, op, a, b, why): sizes computed by the body
+    derived: tuple = ()                         # (class, op, a, b, why, is a tensor dim): computed sizes
 
     def rules(self) -> dict:
         """The JSON-friendly form runtime/shape_rules.py checks calls against."""
@@ -370,10 +370,11 @@ def _analyze_function(fn) -> Signature:
     known = {c for dims in arg_dims for c in dims}
     static = {find(s): v for s, v in a.sym.static.items()}
     derived = []
+    tensor_dims = {find(c) for dims in a.dims.values() for c in dims}
     for cls, op, x, y, why in a.sym.derived:      # creation order: operands come first
         cls, x, y = find(cls), find(x), find(y)
         if all(c in known or c in static for c in (x, y)):
-            derived.append((cls, op, x, y, why))
+            derived.append((cls, op, x, y, why, cls in tensor_dims))
             known.add(cls)
     for i, dims in enumerate(result_dims):
         for d, c in enumerate(dims):

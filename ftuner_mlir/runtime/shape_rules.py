@@ -5,7 +5,7 @@ export copies this file next to the exported library, for machines without the p
 None for a dynamic dim; `arg_dims` and `result_dims`, the equality class of every dim; `class_static`,
 class -> fixed size; `class_reason`, class -> the op that ties its members together; `derived`, the
 classes the function body computes from others by index arithmetic (a convolution's output size),
-as [class, op, a, b, why] in an order where each operand is known before it is used.
+as [class, op, a, b, why, is a tensor dim] in an order where each operand is known before it is used.
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def _derive(rules: dict, values: dict[int, int], first: dict) -> None:
     """Evaluate the computed sizes; one that an argument also fixes must agree with it, and none may be
     negative (an allocation of that size would be a crash in native code)."""
     name, static_of = rules["name"], rules["class_static"]
-    for cls, op, a, b, why in rules.get("derived", []):
+    for cls, op, a, b, why, is_size in rules.get("derived", []):
         x, y = (values.get(c, static_of.get(c)) for c in (a, b))
         if x is None or y is None:
             continue
@@ -75,7 +75,7 @@ def _derive(rules: dict, values: dict[int, int], first: dict) -> None:
         if known is not None and known != v:
             where = "a static size" if cls not in first else "argument #{} dim {}".format(*first[cls])
             raise ValueError(f"@{name}: {where} is {known} but {why} computes it as {v} from the other shapes")
-        if v < 0:
+        if v < 0 and is_size:           # intermediate results, e.g. H - KH, may be negative
             raise ValueError(f"@{name}: these shapes make {why} compute a negative size ({v})")
         values[cls] = v
 

@@ -6,6 +6,7 @@
     ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
     ftuner tune            measure the best analytic uKernel candidates once; compile then uses the best
     ftuner export          a module compiled ahead of time (CPU or GPU): shared library + loader
+    ftuner bench-conv      ResNet-50's conv layers against torch eager (batch x resolution)
     ftuner bench-compile   compile time against model size (1, 6, 24 Dense layers), cold and cached
     ftuner cache           list or clear the on-disk cache of compiled modules
 """
@@ -16,6 +17,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 DEFAULT_T = (1, 2, 3, 5, 7, 8, 13, 16, 24, 31, 43, 62, 64, 81, 100, 119, 127, 128)
 
@@ -241,6 +243,21 @@ def bench_compile(args) -> int:
     return 0
 
 
+def bench_conv(args) -> int:
+    from ftuner_mlir.bench import conv
+    from ftuner_mlir.bench.library_worker import find_python
+
+    python = find_python(args.torch_python)
+    if python is None:
+        print("ftuner bench-conv: PyTorch is not installed (pip install -e .[torch], or --torch-python PATH)",
+              file=sys.stderr)
+        return 1
+    result = conv.run(args.batch, args.res, python, args.min_time, args.target)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 0
+
+
 def cache(args) -> int:
     from ftuner_mlir.backends import cache as module_cache
 
@@ -318,6 +335,14 @@ def main(argv=None) -> None:
     p.add_argument("--layers", type=_parse_ts, default=[1, 6, 24], help="layer counts (default: 1,6,24)")
     p.add_argument("--json", action="store_true", help="also print the rows as JSON")
     p.set_defaults(run=bench_compile)
+    p = sub.add_parser("bench-conv", help="ResNet-50's conv layers against torch eager over batch and resolution")
+    p.add_argument("--batch", type=_parse_ts, default=[1, 4, 16], help="batch sizes (default: 1,4,16)")
+    p.add_argument("--res", type=_parse_ts, default=[160, 224, 320], help="input resolutions (default: 160,224,320)")
+    p.add_argument("--torch-python", default=None, help="an interpreter with torch (default: this one)")
+    p.add_argument("--min-time", type=float, default=0.5, help="seconds of timing per column and case")
+    p.add_argument("--target", default="host", help="as for compile")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON to PATH")
+    p.set_defaults(run=bench_conv)
     p = sub.add_parser("cache", help="list (default) or clear the on-disk cache of compiled modules")
     p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
     p.add_argument("--json", action="store_true", help="the entries as JSON")

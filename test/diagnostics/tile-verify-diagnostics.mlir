@@ -29,3 +29,14 @@ func.func @block(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) 
 func.fun @typo() {
   return
 }
+
+// -----
+
+func.func @conv_set(%x: tensor<?x5x?x?xf32>, %w: tensor<7x5x3x3xf32>, %c: tensor<?x7x?x?xf32>) -> tensor<?x7x?x?xf32> {
+  // expected-error @+1 {{ftuner.ukernels describes a f32 batch_matmul but the op is a f32 conv2d tiled as matmul}}
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>,
+      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "batch_matmul", kc = 32 : i64, lanes = 16 : i64,
+                         mc = 64 : i64, mr = 4 : i64, nc = 64 : i64, nr = 16 : i64}}
+      ins(%x, %w : tensor<?x5x?x?xf32>, tensor<7x5x3x3xf32>) outs(%c : tensor<?x7x?x?xf32>) -> tensor<?x7x?x?xf32>
+  return %r : tensor<?x7x?x?xf32>
+}

@@ -63,3 +63,21 @@ func.func @unsupported(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?x
   } -> tensor<?x?xf32>
   return %g, %f : tensor<?x?xf32>, tensor<?x?xf16>
 }
+
+// A conv2d with a static filter gets the set of the GEMM it is tiled as (the plain matmul family); one
+// whose filter size is only known at run time stays a loop nest.
+// AVX512-LABEL: func.func @conv(
+// AVX512:         linalg.conv_2d_nchw_fchw
+// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 64 : i64, lanes = 16 : i64, mc = 1024 : i64, mr = 8 : i64, nc = 1024 : i64, nr = 32 : i64}
+// AVX512:         linalg.conv_2d_nchw_fchw
+// AVX512-NOT:       ftuner.ukernels
+// AVX512-SAME:      -> tensor<?x?x?x?xf32>
+func.func @conv(%x: tensor<?x5x?x?xf32>, %w: tensor<7x5x3x3xf32>, %c: tensor<?x7x?x?xf32>,
+                %wd: tensor<?x?x?x?xf32>, %cd: tensor<?x?x?x?xf32>) -> (tensor<?x7x?x?xf32>, tensor<?x?x?x?xf32>) {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x5x?x?xf32>, tensor<7x5x3x3xf32>) outs(%c : tensor<?x7x?x?xf32>) -> tensor<?x7x?x?xf32>
+  %xd = tensor.cast %x : tensor<?x5x?x?xf32> to tensor<?x?x?x?xf32>
+  %s = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xd, %wd : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%cd : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
+  return %r, %s : tensor<?x7x?x?xf32>, tensor<?x?x?x?xf32>
+}

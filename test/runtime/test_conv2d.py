@@ -1,0 +1,141 @@
+"""conv2d through the matmul uKernels: each layout / stride / padding / filter size compiled once, run on
+batch, height and width never seen at build time (1, primes, odd), against a float64 numpy convolution;
+the shape rules its index arithmetic, padding and windows imply, checked before native code runs."""
+import numpy as np
+import pytest
+
+import ftuner_mlir
+from ftuner_mlir import compiler, models
+
+from .helpers import assert_matches, poisoned, random
+
+CONFIGS = {  # name: (channels, filters, kernel, stride, padding, layout, dtype, bias)
+    "nchw_3x3": (5, 7, 3, 1, 1, "nchw", "f32", True),
+    "nchw_3x3_s2": (6, 33, 3, 2, 1, "nchw", "f32", True),
+    "nchw_1x1": (13, 17, 1, 1, 0, "nchw", "f32", False),
+    "nchw_1x1_s2": (8, 16, 1, 2, 0, "nchw", "f32", True),
+    "nchw_7x7_s2": (3, 9, 7, 2, 3, "nchw", "f32", True),
+    "nhwc_3x3": (5, 7, 3, 1, 1, "nhwc", "f32", True),
+    "nhwc_3x3_s2_valid": (4, 40, 3, 2, 0, "nhwc", "f32", False),
+    "nchw_3x3_f64": (3, 5, 3, 1, 1, "nchw", "f64", True),
+}
+SHAPES = [(1, 1, 1), (1, 7, 7), (2, 5, 11), (3, 13, 17), (1, 29, 3), (4, 16, 9)]   # (batch, H, W)
+
+
+@pytest.fixture(scope="module")
+def exes():
+    return {name: ftuner_mlir.compile(models.conv2d(c, f, k, stride=s, padding=p, layout=lay, dtype=dt, bias=b))
+            for name, (c, f, k, s, p, lay, dt, b) in CONFIGS.items()}
+
+
+def reference(x, w, b, stride, pad, nchw):
+    """Float64 convolution (NCHW/FCHW, or NHWC/HWCF), and the magnitude each output accumulates."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    if not nchw:
+        x, w = x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1)
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    n, _, h, wd = x.shape
+    f, _, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out, scale = np.zeros((n, f, oh, ow)), np.zeros((n, f, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i:i + stride * (oh - 1) + 1:stride, j:j + stride * (ow - 1) + 1:stride]
+            out += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j])
+            scale += np.einsum("nchw,fc->nfhw", np.abs(patch), np.abs(w[:, :, i, j]))
+    if b is not None:
+        out += b[None, :, None, None]
+        scale += np.abs(b)[None, :, None, None]
+    if not nchw:
+        out, scale = out.transpose(0, 2, 3, 1), scale.transpose(0, 2, 3, 1)
+    return out, scale
+
+
+def _case(rng, exe, config, n, h, w):
+    c, f, k, s, p, layout, dtype, bias = config
+    dt = np.float32 if dtype == "f32" else np.float64
+    nchw = layout == "nchw"
+    x = random(rng, (n, c, h, w) if nchw else (n, h, w, c), dt)
+    wt = random(rng, (f, c, k, k) if nchw else (k, k, c, f), dt)
+    b = random(rng, (f,), dt) if bias else None
+    ref, scale = reference(x, wt, b, s, p, nchw)
+    out = poisoned(ref.shape, dt)
+    result = exe(*([x, wt] + ([b] if bias else [])), out=out)
+    assert result is out
+    if ref.size:
+        assert_matches(result, ref, scale, rtol=1e-4 if dt == np.float32 else 1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_conv2d_every_shape_one_compilation(exes, rng, name):
+    before = compiler.compilations
+    c, f, k, s, p = CONFIGS[name][:5]
+    for n, h, w in SHAPES:
+        if min(h, w) + 2 * p < k:
+            continue                       # no output pixel: covered by the error test below
+        _case(rng, exes[name], CONFIGS[name], n, h, w)
+    assert compiler.compilations == before, "a shape triggered a new compilation"
+
+
+def test_conv2d_fresh_random_shapes(exes, rng):
+    for _ in range(4):
+        n, h, w = (int(v) for v in rng.integers(1, 24, size=3) + np.array([0, 2, 2]))
+        _case(rng, exes["nchw_3x3_s2"], CONFIGS["nchw_3x3_s2"], n, h, w)
+
+
+def test_conv2d_is_tiled_into_ukernels():
+    """The conv became a GEMM: the lowered module calls a matmul dispatch and no conv loop is left."""
+    exe = ftuner_mlir.compile(models.conv2d(4, 8, 3, padding=1), isolate=False)
+    assert "ftuner_dispatch_matmul_" in exe.llvm_dialect
+
+
+def test_input_smaller_than_the_filter_is_a_value_error(exes):
+    """A 3x3 stride-2 valid conv on a 2x1 image has (2 - 3) // 2 + 1 = 0 output rows: an empty result
+    (the function's own arithmetic decides); with no rows at all it gives (0 - 3) // 2 + 1 = -1, a
+    negative size refused before native code runs."""
+    exe = exes["nhwc_3x3_s2_valid"]
+    x, w = np.ones((1, 2, 1, 4), np.float32), np.ones((3, 3, 4, 40), np.float32)
+    assert exe(x, w).shape == (1, 0, 0, 40)
+    with pytest.raises(ValueError, match="negative size"):
+        exe(np.ones((1, 0, 5, 4), np.float32), w)
+
+
+def test_wrong_filter_or_channels_name_the_argument(exes):
+    exe = exes["nchw_3x3"]
+    x, w, b = np.ones((1, 5, 8, 8), np.float32), np.ones((7, 5, 3, 3), np.float32), np.ones(7, np.float32)
+    with pytest.raises(ValueError, match="argument #0 dim 1 must be 5"):
+        exe(np.ones((1, 4, 8, 8), np.float32), w, b)
+    with pytest.raises(ValueError, match="argument #1 dim 2 must be 3"):
+        exe(x, np.ones((7, 5, 2, 3), np.float32), b)
+
+
+WINDOW_FROM_ANOTHER_ARGUMENT = """
+func.func @conv(%x: tensor<?x?x?x4xf32>, %f: tensor<3x3x4x8xf32>, %like: tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %like, %c0 : tensor<?x?x?x8xf32>
+  %oh = tensor.dim %like, %c1 : tensor<?x?x?x8xf32>
+  %ow = tensor.dim %like, %c2 : tensor<?x?x?x8xf32>
+  %e = tensor.empty(%n, %oh, %ow) : tensor<?x?x?x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %f : tensor<?x?x?x4xf32>, tensor<3x3x4x8xf32>) outs(%init : tensor<?x?x?x8xf32>) -> tensor<?x?x?x8xf32>
+  return %r : tensor<?x?x?x8xf32>
+}
+"""
+
+
+def test_conv_window_must_stay_inside_the_input(rng):
+    """The output size comes from a third argument, so nothing ties it to the input: the window of the
+    last output pixel ((OH - 1) * 2 + 3 rows) must fit in H, checked per call."""
+    exe = ftuner_mlir.compile(WINDOW_FROM_ANOTHER_ARGUMENT)
+    x, w = random(rng, (2, 9, 7, 4)), random(rng, (3, 3, 4, 8))
+    ok = exe(x, w, np.empty((2, 4, 3, 8), np.float32))      # (4 - 1) * 2 + 3 = 9 rows, (3 - 1) * 2 + 3 = 7
+    ref, scale = reference(x, w, None, 2, 0, nchw=False)
+    assert_matches(ok, ref, scale)
+    with pytest.raises(ValueError, match="conv_2d_nhwc_hwcf"):
+        exe(x, w, np.empty((2, 5, 3, 8), np.float32))
+    with pytest.raises(ValueError, match="argument #2 dim 0 is 3 but must equal argument #0 dim 0"):
+        exe(x, w, np.empty((3, 4, 3, 8), np.float32))

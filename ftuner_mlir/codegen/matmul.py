@@ -1,7 +1,7 @@
 """Emit the dispatch code of a matmul-family op for a uKernel set, as MLIR text.
 
 Three layers of private functions, each named after its parameters so ops with the same set share them:
-  dispatch  computes the cache block from the runtime dims (same formula as ukernel.cover.block_shape),
+  dispatch  computes the cache block from the runtime dims (ukernel.cover.block_shape, emitted as IR),
             runs an `scf.forall` over blocks (one task per block, spread over the cores), loops over the
             reduction in blocks of kc, packs B^T into K x N when B is stored N x K (the pack function:
             vectorized lanes x lanes transposes plus the edges), and calls one row-strip function per
@@ -14,20 +14,41 @@ with the number of sibling loops that thread a tensor through one function body.
 """
 from __future__ import annotations
 
+from ..ukernel.cover import IntArith, block_shape
 from ..ukernel.space import UKernelSet
 from .text import IRBody
 
 
-def _ceil_div(b: IRBody, x: str, y: str) -> str:
-    return b.op("q", f"arith.ceildivui {x}, {y} : index")
+class IRArith(IntArith):
+    """ukernel.cover's index arithmetic, emitted as arith ops on unsigned index values."""
 
+    def __init__(self, body: IRBody):
+        self.b = body
 
-def _round_up(b: IRBody, x: str, step: str) -> str:
-    return b.op("r", f"arith.muli {_ceil_div(b, x, step)}, {step} : index")
+    def const(self, value: int) -> str:
+        return self.b.const(value)
 
+    def _binary(self, op: str, x: str, y: str) -> str:
+        return self.b.op("v", f"arith.{op} {x}, {y} : index")
 
-def _max(b: IRBody, x: str, y: str) -> str:
-    return b.op("mx", f"arith.maxui {x}, {y} : index")
+    def ceil_div(self, x, y):
+        return self._binary("ceildivui", x, y)
+
+    def floor_div(self, x, y):
+        return self._binary("divui", x, y)
+
+    def max(self, x, y):
+        return self._binary("maxui", x, y)
+
+    def min(self, x, y):
+        return self._binary("minui", x, y)
+
+    def mul(self, x, y):
+        return self._binary("muli", x, y)
+
+    def if_at_most(self, a, b, then, otherwise):
+        at_most = self.b.op("le", f"arith.cmpi ule, {a}, {b} : index")
+        return self.b.op("sel", f"arith.select {at_most}, {then}, {otherwise} : index")
 
 
 def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...]) -> list[tuple[int, str, str]]:
@@ -178,16 +199,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
     n = b.op("n", f"tensor.dim %C, {b.const(lead + 1)} : {t}")
     k = b.op("k", f"tensor.dim %A, {b.const(lead + 1)} : {t}")
     batch = b.op("batch", f"tensor.dim %C, {zero} : {t}") if uks.batched else one
-    mr, nr = b.const(uks.mr), b.const(uks.nr)
-    # cache block from the runtime dims (mirrors ukernel.cover.block_shape)
-    blocks_m = _max(b, _ceil_div(b, m, b.const(uks.mc)), one)
-    mc = _max(b, _round_up(b, _ceil_div(b, m, blocks_m), mr), mr)
-    tasks_m = b.op("tm", f"arith.muli {_max(b, batch, one)}, {blocks_m} : index")
-    cores = b.const(uks.cores)
-    blocks_n = _max(b, _max(b, _ceil_div(b, n, b.const(uks.nc)), _ceil_div(b, cores, tasks_m)), one)
-    tasks = _round_up(b, b.op("tasks", f"arith.muli {tasks_m}, {blocks_n} : index"), cores)
-    blocks_n = _ceil_div(b, tasks, tasks_m)
-    nc = _max(b, _round_up(b, _ceil_div(b, n, blocks_n), nr), nr)
+    mc, nc = block_shape(uks, batch, m, n, IRArith(b))     # the cache block, as ukernel.cover computes it
     if uks.batched:
         b(f"%res = scf.forall (%p, %i0, %j0) = (0, 0, 0) to ({batch}, {m}, {n}) step (1, {mc}, {nc}) "
           f"shared_outs(%o = %C) -> ({t}) {{")

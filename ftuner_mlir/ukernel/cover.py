@@ -16,15 +16,39 @@ def round_up(a: int, b: int) -> int:
     return ceil_div(a, b) * b
 
 
-def block_shape(uks: UKernelSet, batch: int, m: int, n: int) -> tuple[int, int]:
-    """Cache block chosen at run time: balanced rows, then enough column blocks to occupy every core."""
-    blocks_m = max(1, ceil_div(m, uks.mc))
-    mc = max(uks.mr, round_up(ceil_div(m, blocks_m), uks.mr))
-    tasks_m = max(1, batch) * blocks_m
-    blocks_n = max(1, ceil_div(n, uks.nc), ceil_div(uks.cores, tasks_m))
+class IntArith:
+    """Index arithmetic on Python ints. The dispatch code runs the same formulas on IR values (an
+    arithmetic with these methods that emits ops: codegen/matmul.py), so both agree by construction."""
+
+    const = staticmethod(lambda v: v)
+    ceil_div = staticmethod(ceil_div)
+    max = staticmethod(max)
+    min = staticmethod(min)
+    mul = staticmethod(lambda a, b: a * b)
+    floor_div = staticmethod(lambda a, b: a // b)
+    if_at_most = staticmethod(lambda a, b, then, otherwise: then if a <= b else otherwise)
+
+    def round_up(self, a, b):
+        return self.mul(self.ceil_div(a, b), b)
+
+
+def block_shape(uks: UKernelSet, batch, m, n, ar=IntArith()) -> tuple:
+    """Cache block chosen at run time: balanced rows, then enough column blocks to occupy every core.
+    With few columns (at most four strips per core) and no B to pack (B stored K x N), rows are split
+    over the cores first: column blocks balance only to `nr` columns (196 columns on 2 cores: 128 + 68),
+    row blocks to a row tile. With many columns, splitting rows would make each task re-read B."""
+    one, mr, nr, cores = ar.const(1), ar.const(uks.mr), ar.const(uks.nr), ar.const(uks.cores)
+    blocks_m = ar.max(ar.ceil_div(m, ar.const(uks.mc)), one)
+    if not uks.transpose_b:
+        spread = ar.min(ar.ceil_div(cores, ar.max(batch, one)), ar.floor_div(m, mr))
+        few_columns = ar.const(4 * uks.cores * uks.nr)
+        blocks_m = ar.max(blocks_m, ar.if_at_most(n, few_columns, spread, one))
+    mc = ar.max(ar.round_up(ar.ceil_div(m, blocks_m), mr), mr)
+    tasks_m = ar.mul(ar.max(batch, one), blocks_m)
+    blocks_n = ar.max(ar.max(ar.ceil_div(n, ar.const(uks.nc)), ar.ceil_div(cores, tasks_m)), one)
     # whole waves: make the task count a multiple of the cores where that is one more column block
-    blocks_n = ceil_div(round_up(tasks_m * blocks_n, uks.cores), tasks_m)
-    nc = max(uks.nr, round_up(ceil_div(n, blocks_n), uks.nr))
+    blocks_n = ar.ceil_div(ar.round_up(ar.mul(tasks_m, blocks_n), cores), tasks_m)
+    nc = ar.max(ar.round_up(ar.ceil_div(n, blocks_n), nr), nr)
     return mc, nc
 
 

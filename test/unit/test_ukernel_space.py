@@ -129,6 +129,18 @@ def test_block_shape_occupies_the_cores():
     assert (mc, nc) == (8, 32)
 
 
+def test_few_columns_split_rows_over_the_cores():
+    """A conv GEMM (F=256 rows, OH*OW=196 columns, 2 cores, 8x32 tiles): two column blocks would be 128
+    and 68 columns wide; two row blocks of 128 rows are even. With many columns the rows stay whole (a
+    row split would make both tasks read all of B) and with B to pack (transpose_b) the columns split."""
+    u = select(AVX512, "matmul")
+    assert u.cores == 2 and (u.mr, u.nr) == (8, 32)
+    assert block_shape(u, 1, 256, 196) == (128, 224)
+    assert cover(u, 1, 256, 196, 2304).blocks == 2
+    assert block_shape(u, 1, 64, 3136) == (64, 800)
+    assert block_shape(select(AVX512, "matmul_transpose_b"), 1, 256, 196)[0] == 256
+
+
 def test_set_validation():
     with pytest.raises(ValueError, match="multiple of the register tile"):
         UKernelSet("matmul", "f32", 4, 16, 32, 66, 64, 2)

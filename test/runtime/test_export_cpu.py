@@ -92,3 +92,35 @@ def test_export_command_reports_bad_input(tmp_path):
                            str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "2:10: error: use of undeclared SSA value name" in proc.stderr
+
+
+CONV_CHECK = """
+import sys
+sys.modules["mlir"] = None; sys.modules["ftuner_mlir"] = None
+sys.path.insert(0, ".")
+import numpy as np
+import ftuner_export
+conv = ftuner_export.load(".")["conv2d"]
+rng = np.random.default_rng()
+w, b = rng.standard_normal((6, 3, 3, 3)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+worst = 0.0
+for n, h, wd in ((1, 1, 1), (2, 7, 5), (3, 16, 13)):
+    x = rng.standard_normal((n, 3, h, wd)).astype(np.float32)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    ref = np.zeros((n, 6, h, wd)) + b[None, :, None, None]
+    for i in range(3):
+        for j in range(3):
+            ref += np.einsum("nchw,fc->nfhw", xp[:, :, i:i + h, j:j + wd], w[:, :, i, j].astype(np.float64))
+    worst = max(worst, float(np.abs(conv(x, w, b) - ref).max() / np.abs(ref).max()))
+print("worst", worst)
+"""
+
+
+def test_padded_conv_exports_without_mlir_runtime_helpers(tmp_path):
+    """tensor.pad is decomposed into a fill and a vectorizable copy: no call to MLIR's strided-copy
+    helper (libmlir_c_runner_utils, which an export cannot ship)."""
+    out = export(models.conv2d(3, 6, 3, padding=1), "host", tmp_path, num_threads=1)
+    assert json.loads((out / "module.json").read_text())["needs"] == []
+    proc = subprocess.run([sys.executable, "-c", CONV_CHECK], cwd=out, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout.split("worst")[1]) < 1e-5

@@ -129,6 +129,7 @@ def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: ir.Attribute)
                                     ir.DenseI64ArrayAttr.get([dyn, 0, 0, 0]), ir.DenseI64ArrayAttr.get([1] + x_shape[1:]),
                                     ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
         patches = _patches(fam, one, {name: v for name, v in sizes.items() if name != "n"}, strides, dilations)
+        patches.owner.attributes["ftuner.parallel_outer"] = ir.UnitAttr.get()   # one task per channel
         b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
         product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), ukernels)
         scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])

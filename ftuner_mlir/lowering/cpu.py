@@ -38,10 +38,36 @@ module attributes {transform.with_named_sequence} {
 """
 
 
+# Copies the emitters mark (conv2d's im2col) run over the cores: one task per index of their outermost dim.
+PARALLEL_COPIES = """
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+    %copies = transform.structured.match ops{["linalg.generic"]} attributes{ftuner.parallel_outer} in %root
+        : (!transform.any_op) -> !transform.any_op
+    transform.foreach %copies : !transform.any_op {
+    ^bb0(%copy: !transform.any_op):
+      %tiled, %loop = transform.structured.tile_using_forall %copy tile_sizes [1]
+          : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    }
+    transform.yield
+  }
+}
+"""
+PARALLEL_ATTR = "ftuner.parallel_outer"
+
+
+def _apply(script_text: str, module_op) -> None:
+    script = ir.Module.parse(script_text, module_op.context)
+    interpreter.apply_named_sequence(module_op, script.body.operations[0], script)
+
+
+def parallelize_copies(module_op) -> None:
+    if any(PARALLEL_ATTR in op.attributes for op in walk(module_op)):
+        _apply(PARALLEL_COPIES, module_op)
+
+
 def vectorize_ukernels(module_op) -> None:
-    script = ir.Module.parse(VECTORIZE_UKERNELS, module_op.context)
-    entry = script.body.operations[0]
-    interpreter.apply_named_sequence(module_op, entry, script)
+    _apply(VECTORIZE_UKERNELS, module_op)
 
 
 def bufferize_pipeline() -> list[str]:

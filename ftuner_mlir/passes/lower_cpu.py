@@ -21,7 +21,7 @@ class LowerCpu(ModulePass):
         threads = self.threads()
         lanes = self.resolved_target().lanes(32)
         after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
-        return [abi.convert_public_functions, pads.decompose_pads, VectorizeUKernels(target=self.target).apply,
+        return [abi.convert_public_functions, pads.decompose_pads, cpu.parallelize_copies, VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after),
                 ",".join(cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)), cpu.check_llvm_dialect]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..lowering import abi, cpu, dispatch_calls, expand_shapes, pads
+from ..lowering import abi, cpu, dispatch_calls, expand_shapes, llvm_target, pads
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -24,4 +24,8 @@ class LowerCpu(ModulePass):
         return [abi.convert_public_functions, pads.decompose_pads, cpu.parallelize_copies, VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after),
-                ",".join(cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)), cpu.check_llvm_dialect]
+                ",".join(cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)), cpu.check_llvm_dialect,
+                self._annotate_llvm_target]
+
+    def _annotate_llvm_target(self, module_op) -> None:
+        llvm_target.annotate(module_op, self.resolved_target())

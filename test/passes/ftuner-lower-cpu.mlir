@@ -1,5 +1,13 @@
 // RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-lower-cpu | FileCheck %s
 // RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-lower-cpu=num-threads=1 | FileCheck %s --check-prefix=SEQ
+// RUN: ftuner-opt %s --target=x86-avx2 --ftuner-select-ukernels --ftuner-tile --ftuner-lower-cpu | FileCheck %s --check-prefix=AVX2
+
+// The target reaches LLVM: a triple on the module, the CPU on every function, and on a target without
+// AVX-512 the extension switched off (the in-process JIT's machine is the host's).
+// CHECK:       module attributes {llvm.target_triple = "x86_64-unknown-linux-gnu"}
+// AVX2:        module attributes {llvm.target_triple = "x86_64-unknown-linux-gnu"}
+// AVX2-LABEL:  llvm.func @matmul_bias_relu(
+// AVX2-SAME:     target_cpu = "x86-64-v3", target_features = #llvm.target_features<["-avx512f"]>
 
 // A matmul followed by an elementwise generic (bias + ReLU): the matmul goes through the uKernels,
 // the generic (not a supported op) is lowered as plain loops; both end up in the LLVM dialect.
@@ -31,6 +39,8 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   func.func
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
+// CHECK-SAME:    target_cpu = "x86-64-v4"
+// CHECK-NOT:     target_features
 // CHECK-NOT:     omp.parallel
 // CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_8x32_[a-z0-9_]+]](
 // CHECK-SAME:      {no_inline}

@@ -124,3 +124,20 @@ def test_padded_conv_exports_without_mlir_runtime_helpers(tmp_path):
     proc = subprocess.run([sys.executable, "-c", CONV_CHECK], cwd=out, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert float(proc.stdout.split("worst")[1]) < 1e-5
+
+
+def test_avx2_target_in_process_has_no_avx512_code(tmp_path):
+    """The in-process JIT's machine is the host's; the target still decides: every function carries
+    its target CPU and the extensions the target lacks switched off."""
+    import ftuner_mlir
+    import numpy as np
+    exe = ftuner_mlir.compile(models.dense(), "x86-avx2", isolate=False)
+    assert 'target_cpu = "x86-64-v3"' in exe.llvm_dialect and '"-avx512f"' in exe.llvm_dialect
+    exe._keep_alive[2].dump_to_object_file(str(tmp_path / "jit.o"))
+    asm = subprocess.run([libs.tool("llvm-objdump"), "-d", "--no-show-raw-insn", str(tmp_path / "jit.o")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "ymm" in asm and "zmm" not in asm
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((37, 768)).astype(np.float32), rng.standard_normal((2304, 768)).astype(np.float32)
+    ref = x.astype(np.float64) @ w.astype(np.float64).T
+    assert np.abs(exe(x, w) - ref).max() / np.abs(ref).max() < 1e-5

@@ -19,26 +19,8 @@ import time
 from pathlib import Path
 
 from ...errors import CompileError
+from ...lowering.llvm_target import TRIPLE, host_cpu, llvm_cpu
 from ...runtime import libs
-
-TRIPLE = "x86_64-unknown-linux-gnu"
-ISA_LEVEL = {"avx512": "x86-64-v4", "avx2": "x86-64-v3", "sse": "x86-64-v2"}
-PRESET_CPU = {"intel-spr": "sapphirerapids", "amd-zen4": "znver4"}     # presets that name a real CPU
-
-
-@functools.cache
-def host_cpu() -> str:
-    """This machine's CPU as LLVM names it (`llc --version` says 'Host CPU: sapphirerapids')."""
-    out = subprocess.run([libs.tool("llc"), "--version"], capture_output=True, text=True, timeout=60).stdout
-    m = re.search(r"Host CPU:\s*(\S+)", out)
-    return m.group(1) if m else "native"
-
-
-def llvm_cpu(target) -> str:
-    if target.name == "host":
-        return host_cpu()
-    return PRESET_CPU.get(target.name, ISA_LEVEL[target.isa])
-
 
 @functools.cache
 def cpu_identity(target) -> str:

@@ -17,7 +17,8 @@ USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...]
 
   INPUT                  MLIR file ('-' or nothing: standard input)
   -o OUTPUT              write the result here (default: standard output)
-  --target=SPEC          host (default), x86-avx512, x86-avx2, or a JSON file of CpuTarget fields
+  --target=SPEC          host (default), x86-avx512, x86-avx2, or a JSON file of CpuTarget fields; a
+                         module may name its own: module attributes {ftuner.target = "x86-avx2"}
   --pass-pipeline=P      a textual pipeline mixing upstream passes and ftuner passes
   -p P                   same as --pass-pipeline
   --list-passes          list the ftuner passes and their options
@@ -49,7 +50,7 @@ INSTRUMENT_FLAGS = {"--mlir-print-ir-before-all": "print_before_all", "--mlir-pr
 
 
 def parse_args(argv: list[str]) -> dict:
-    opts = {"input": None, "output": None, "target": "host", "stages": [], "list": False, "print_target": False,
+    opts = {"input": None, "output": None, "target": None, "stages": [], "list": False, "print_target": False,
             "split": False, "verify": False, "instrument": {}, "debuginfo": False, "unregistered": False}
     it = iter(argv)
     for arg in it:
@@ -111,7 +112,7 @@ def run(argv: list[str]) -> int:
         sys.stdout.write("ftuner passes:\n" + "\n".join(cls.help() for cls in REGISTRY.values()) + "\n")
         return 0
     try:
-        target = parse_target(opts["target"])
+        target = parse_target(opts["target"] or "host")
     except ValueError as err:
         return _fail(f"ftuner-opt: {err}")
     if opts["print_target"]:
@@ -139,9 +140,7 @@ def _transform(opts: dict, target) -> int:
     if too_deep:
         return _fail(too_deep)
     try:
-        stages = []
-        for kind, spec in opts["stages"]:
-            stages += driver.parse_pipeline(spec, target) if kind == "pipeline" else [driver.instantiate(spec, target)]
+        stages = _stages(opts, target)
     except ValueError as err:
         return _fail(f"ftuner-opt: {err}")
     chunks = _split(text) if opts["split"] else [(1, text)]
@@ -204,6 +203,37 @@ def _split(text: str) -> list[tuple[int, str]]:
     return chunks
 
 
+def _stages(opts: dict, target) -> list:
+    from .. import driver
+
+    stages = []
+    for kind, spec in opts["stages"]:
+        stages += driver.parse_pipeline(spec, target) if kind == "pipeline" else [driver.instantiate(spec, target)]
+    return stages
+
+
+TARGET_ATTR = "ftuner.target"
+
+
+def _module_target(module, opts: dict):
+    """The module's own `ftuner.target = "SPEC"`, if it has one: the target of its passes unless
+    --target names another (a conflict is an error). None: use --target (default host)."""
+    from mlir import ir
+
+    from ..hardware.targets import parse_target
+
+    attrs = module.operation.attributes
+    if TARGET_ATTR not in attrs:
+        return None
+    if not isinstance(attrs[TARGET_ATTR], ir.StringAttr):
+        raise ValueError(f"{TARGET_ATTR} must be a string naming a target (e.g. \"x86-avx512\")")
+    spec = ir.StringAttr(attrs[TARGET_ATTR]).value
+    target = parse_target(spec)
+    if opts["target"] is not None and parse_target(opts["target"]) != target:
+        raise ValueError(f"the module's {TARGET_ATTR} \"{spec}\" conflicts with --target={opts['target']}")
+    return target
+
+
 def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, opts: dict):
     """(printed module or None, formatted diagnostics or None) for one input chunk. Chunks are parsed
     with their preceding lines blanked, so locations keep the file's line numbers."""
@@ -217,7 +247,14 @@ def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, 
         try:
             # parseFile keeps the file name in locations; generated code parsed later says "-"
             module = ir.Module.parseFile(path) if path else ir.Module.parse("\n" * (first_line - 1) + text)
-            driver.run_pipeline(module, stages, opts["instrument"])
+        except ir.MLIRError as err:
+            return None, format_mlir_error(err, name)
+        try:
+            own = _module_target(module, opts)
+        except ValueError as err:
+            return None, f"{format_location(str(module.operation.location), name)}: error: {err}"
+        try:
+            driver.run_pipeline(module, _stages(opts, own) if own is not None else stages, opts["instrument"])
         except ir.MLIRError as err:
             return None, format_mlir_error(err, name)
         except PassFailure as err:

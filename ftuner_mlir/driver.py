@@ -11,6 +11,7 @@ import re
 from mlir import ir, passmanager
 
 from .hardware.cpu import CpuTarget
+from .ir.diagnostics import PassFailure
 from .passes import REGISTRY, ModulePass
 
 
@@ -52,6 +53,16 @@ def parse_pipeline(text: str, target: CpuTarget | None) -> list[ModulePass | str
     return [instantiate(e, target) for e in split_top_level(text)]
 
 
+def _run_step(step, op, pass_) -> None:
+    """A Python step inside the pass manager: a rejection becomes an error diagnostic at the op and the
+    pass's failure, so the pass manager stops and reports like it does for upstream passes."""
+    try:
+        step(op)
+    except PassFailure as failure:
+        (failure.loc or ir.Location.unknown()).emit_error(failure.message)
+        pass_.signal_pass_failure()
+
+
 def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> passmanager.PassManager:
     pm = passmanager.PassManager("builtin.module", context)
     for stage in stages:
@@ -61,14 +72,15 @@ def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> p
         for step in stage.steps():
             if callable(step):
                 name = f"{stage.name}:{getattr(step, '__name__', 'step')}"
-                pm.add(lambda op, _pass, step=step: step(op), name=name, argument=name, description=stage.summary)
+                pm.add(lambda op, pass_, step=step: _run_step(step, op, pass_), name=name, argument=name,
+                       description=stage.summary)
             else:
                 pm.add(step)
     return pm
 
 
 def run_pipeline(module: ir.Module, stages: list[ModulePass | str], instrument: dict | None = None) -> None:
-    """Raises PassFailure (from an ftuner pass) or ir.MLIRError (upstream) on failure. `instrument`:
+    """Raises ir.MLIRError on failure, with the diagnostics of ftuner and upstream passes alike. `instrument`:
     print_before_all / print_after_all / print_after_failure (IR to stderr around each pass, as
     mlir-opt's --mlir-print-ir-*), timing (a pass timing report to stderr)."""
     instrument = instrument or {}

@@ -7,16 +7,24 @@ from mlir import ir
 
 
 class PassFailure(Exception):
-    """A pass rejected its input. `location` is the op's MLIR location (e.g. `loc("f.mlir":3:5)`)."""
+    """A stage rejected its input at `location` (the op's ir.Location, or its text). Inside a pass
+    manager the driver turns it into an MLIR error diagnostic there and signals the pass's failure (the
+    upstream way: the pass manager stops and reports); elsewhere it is formatted like one."""
 
-    def __init__(self, location: str, message: str):
+    def __init__(self, location, message: str):
         super().__init__(f"{location}: {message}")
-        self.location = location
+        self.loc = location if isinstance(location, ir.Location) else None
+        self.location = str(location)
         self.message = message
 
 
-def location_of(op) -> str:
-    return str(op.location)
+def location_of(op) -> ir.Location:
+    return op.location
+
+
+def fail(op, message: str):
+    """Reject `op`: raises PassFailure at its location."""
+    raise PassFailure(op.location, message)
 
 
 def format_location(loc: str, filename: str | None = None) -> str:

@@ -34,8 +34,9 @@ class Request:
 
     @property
     def memo_key(self) -> str:
-        """Within a process: the library and the in-process JIT of one module are different objects."""
-        return f"{self.key}/{self.isolate}"
+        """Within a process: the library and the in-process JIT of one module are different objects,
+        and cache=False never returns a module an earlier call loaded from the cache."""
+        return f"{self.key}/{self.isolate}/{self.cache is False}"
 
 
 def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, tile=None, tuning: bool = True,

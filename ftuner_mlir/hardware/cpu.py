@@ -12,6 +12,8 @@ from pathlib import Path
 
 ISA_VECTOR_BITS = {"avx512": 512, "avx2": 256, "sse": 128}
 ISA_VECTOR_REGISTERS = {"avx512": 32, "avx2": 16, "sse": 16}
+# How vector.transpose lowers for the B^T pack: AVX-512 has a dedicated 16x16 shuffle sequence
+ISA_TRANSPOSE_LOWERING = {"avx512": "shuffle16x16", "avx2": "shuffle1d", "sse": "shuffle1d"}
 GP_REGISTERS = 16              # x86-64
 
 

@@ -93,16 +93,15 @@ def parallel_pipeline(num_threads: int) -> list[str]:
     return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
 
 
-def llvm_pipeline(openmp: bool, lanes: int) -> list[str]:
-    """`lanes`: fp32 elements per vector; 16 (AVX-512) lowers the 16x16 pack transposes with the
-    dedicated shuffle sequence, other widths with 1-D shuffles."""
+def llvm_pipeline(openmp: bool, transpose_lowering: str) -> list[str]:
+    """`transpose_lowering`: the target ISA's vector.transpose lowering (hardware.cpu's ISA table)."""
     # finalize-memref-to-llvm before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope ops
     # that need single-block bodies when they are lowered.
     stages = [
         "convert-vector-to-scf{full-unroll=true}", "convert-linalg-to-loops", "lower-affine",
         "expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm", "convert-scf-to-cf",
         f"convert-vector-to-llvm{{vector-contract-lowering=outerproduct "
-        f"vector-transpose-lowering={'shuffle16x16' if lanes == 16 else 'shuffle1d'}}}", "convert-math-to-llvm",
+        f"vector-transpose-lowering={transpose_lowering}}}", "convert-math-to-llvm",
         "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm",
     ]
     if openmp:

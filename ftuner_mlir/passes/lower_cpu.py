@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
 from ..lowering import abi, cpu, dispatch_calls, expand_shapes, llvm_target, pads
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
@@ -18,14 +19,17 @@ class LowerCpu(ModulePass):
         return self.num_threads or self.resolved_target().cores
 
     def steps(self) -> list:
+        """On tensors: the ABI, pads as copies, parallel copies, vectorized uKernels; bufferize; then
+        inlining, OpenMP and the LLVM dialect, checked, with the target for LLVM on every function."""
         threads = self.threads()
-        lanes = self.resolved_target().lanes(32)
+        transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
         after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
-        return [abi.convert_public_functions, pads.decompose_pads, cpu.parallelize_copies, VectorizeUKernels(target=self.target).apply,
+        to_llvm = cpu.llvm_pipeline(openmp=threads > 1, transpose_lowering=transpose_lowering)
+        return [abi.convert_public_functions, pads.decompose_pads, cpu.parallelize_copies,
+                VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
-                expand_shapes.lower_dynamic_expand_shapes, ",".join(after),
-                ",".join(cpu.llvm_pipeline(openmp=threads > 1, lanes=lanes)), cpu.check_llvm_dialect,
-                self._annotate_llvm_target]
+                expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(to_llvm),
+                cpu.check_llvm_dialect, self._annotate_llvm_target]
 
     def _annotate_llvm_target(self, module_op) -> None:
         llvm_target.annotate(module_op, self.resolved_target())

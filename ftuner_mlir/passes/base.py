@@ -59,9 +59,11 @@ class ModulePass:
         return "\n".join(lines)
 
     def resolved_target(self) -> CpuTarget:
+        """The target the pass was built with; never a silent guess (ftuner-opt gives `--target`, or
+        the module's ftuner.target, or says it uses the host)."""
         if self.target is None:
-            from ..hardware.cpu import detect_host
-            return detect_host()
+            raise ValueError(f"{self.name} needs a target: build it with target=..., or run it through "
+                             f"ftuner-opt --target=SPEC")
         return self.target
 
 

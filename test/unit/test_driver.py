@@ -40,3 +40,9 @@ def test_format_location():
     assert format_location('loc("a.mlir":3:7)') == "a.mlir:3:7"
     assert format_location('loc("-":3:7)', "x.mlir") == "x.mlir:3:7"
     assert format_location("loc(unknown)", "x.mlir") == "x.mlir"
+
+
+def test_a_pass_without_a_target_says_so():
+    """No silent host detection: a pass that needs the target and was built without one refuses."""
+    with pytest.raises(ValueError, match="ftuner-lower-cpu needs a target"):
+        instantiate("ftuner-lower-cpu", None).steps()

@@ -5,16 +5,21 @@ copy, and the products accumulate straight into the conv's init (the bias, or ze
   NHWC / HWCF: patches [N*OH*OW, KH*KW*C] (rows: output pixels; a row copies contiguous C runs)
                x filter [KH*KW*C, F], accumulated into the output viewed as [N*OH*OW, F]
   NCHW / FCHW: per image n, filter [F, C*KH*KW] x patches [C*KH*KW, OH*OW] (a row copies contiguous
-               OW runs at stride 1), accumulated into output[n] viewed as [F, OH*OW]
+               OW runs at stride 1), accumulated into output[n] viewed as [F, OH*OW]; for small
+               images (chosen at run time) patches [N*OH*OW, C*KH*KW] x filter^T, added transposed
 
 Built with the MLIR Python builders at the conv's location, so a later diagnostic points at the user's
 conv op."""
 from __future__ import annotations
 
+import dataclasses
+
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily, family
+from ..ir.codecs import ukernel_set_to_attr
+from ..ukernel.space import UKernelSet
 
 
 def _map(loops: int, exprs) -> ir.AffineMapAttr:
@@ -45,10 +50,10 @@ def _generic(inputs, output, maps, body) -> ir.Value:
     return op.result
 
 
-def _patches(fam: Conv2dFamily, x: ir.Value, sizes: dict, strides, dilations) -> ir.Value:
-    """The im2col tensor, its dims in `fam.patch_loops()` order, gathered from the input; without the
-    batch dim when `x` is one image (no "n" in `sizes`)."""
-    order = tuple(name for name in fam.patch_loops() if name != "n" or "n" in sizes)
+def _patches(fam: Conv2dFamily, x: ir.Value, sizes: dict, strides, dilations, order=None) -> ir.Value:
+    """The im2col tensor, its dims in `order` (default `fam.patch_loops()`), gathered from the input;
+    without the batch dim when `x` is one image (no "n" in `sizes`)."""
+    order = tuple(name for name in order or fam.patch_loops() if name != "n" or "n" in sizes)
     d = dict(zip(order, _dims(len(order))))
     spatial = [d["oh"] * strides[0] + d["kh"] * dilations[0], d["ow"] * strides[1] + d["kw"] * dilations[1]]
     source = [*spatial, d["c"]] if fam.channels_last else [d["c"], *spatial]
@@ -71,8 +76,8 @@ def _expand(value: ir.Value, groups, sizes: list) -> ir.Value:
                                 [s for s in sizes if not isinstance(s, int)], ir.DenseI64ArrayAttr.get(static)).result
 
 
-def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute):
-    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family("matmul").affine_maps()]
+def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute, family_name: str = "matmul"):
+    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family(family_name).affine_maps()]
     product = linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
     product.owner.attributes["ftuner.ukernels"] = ukernels
     return product, product.owner
@@ -95,42 +100,103 @@ def _slice(value: ir.Value, n: ir.Value, shape: list, insert_into: ir.Value | No
                                 ir.DenseI64ArrayAttr.get(static_sizes), strides).result
 
 
-def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: ir.Attribute):
-    """Insert the GEMM form of conv `op` before it (carrying the uKernel set `ukernels` on its matmul):
-    (the value that replaces the conv's result, the matmul op). The filter's dims must be static."""
+# NCHW output images of fewer pixels than this take the batched GEMM (rows: every image's pixels), more
+# take one GEMM per image (columns: its pixels): 7x7 or 14x14 images would give per-image GEMMs of 49
+# or 196 columns, remainder strips doing most of the work.
+BATCHED_BELOW_PIXELS = 256
+
+
+def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: UKernelSet):
+    """Insert the GEMM form of conv `op` before it: (the value that replaces the conv's result, the
+    matmul ops, each carrying its uKernel set). The filter's dims must be static."""
     x, w, init = op.operands
     filt = ir.RankedTensorType(w.type)
-    dyn = ir.ShapedType.get_dynamic_size()
     if fam.channels_last:
         kh, kw, c, f = filt.shape
         n, oh, ow = _dim(init, 0), _dim(init, 1), _dim(init, 2)
     else:
         f, c, kh, kw = filt.shape
         n, oh, ow = _dim(init, 0), _dim(init, 2), _dim(init, 3)
-    k = kh * kw * c
-    sizes = {"n": n, "oh": oh, "ow": ow, "kh": kh, "kw": kw, "c": c}
-    if fam.channels_last:                          # [N, OH, OW, KH, KW, C] -> [N*OH*OW, K]
-        patches = _patches(fam, x, sizes, strides, dilations)
-        a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
-        acc = _collapse(init, [[0, 1, 2], [3]], [dyn, f])
-        product, gemm = _matmul(a, _collapse(w, [[0, 1, 2], [3]], [k, f]), acc, ukernels)
-        return _expand(product, [[0, 1, 2], [3]], [n, oh, ow, f]), gemm
-    # one image at a time: its patches (C*KH*KW x OH*OW) stay in cache for the GEMM that reads them
-    acc_all = _collapse(init, [[0], [1], [2, 3]], [dyn, f, dyn])
-    a = _collapse(w, [[0], [1, 2, 3]], [f, k])
+    conv = _Conv(fam, x, w, init, {"n": n, "oh": oh, "ow": ow, "kh": kh, "kw": kw, "c": c}, f, kh * kw * c,
+                 strides, dilations, ukernels)
+    if fam.channels_last:
+        return conv.nhwc()
     index = ir.IndexType.get()
-    loop = scf.ForOp(arith.ConstantOp(index, 0).result, n, arith.ConstantOp(index, 1).result, [acc_all])
-    with ir.InsertionPoint(loop.body):
-        image = loop.induction_variable
-        acc = loop.inner_iter_args[0]
-        x_shape = ir.RankedTensorType(x.type).shape
-        one = tensor.ExtractSliceOp(ir.RankedTensorType.get(x_shape[1:], filt.element_type), x, [image],
-                                    [_dim(x, i) for i in (1, 2, 3) if x_shape[i] == dyn], [],
-                                    ir.DenseI64ArrayAttr.get([dyn, 0, 0, 0]), ir.DenseI64ArrayAttr.get([1] + x_shape[1:]),
-                                    ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
-        patches = _patches(fam, one, {name: v for name, v in sizes.items() if name != "n"}, strides, dilations)
-        patches.owner.attributes["ftuner.parallel_outer"] = ir.UnitAttr.get()   # one task per channel
-        b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
-        product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), ukernels)
-        scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])
-    return _expand(loop.results[0], [[0], [1], [2, 3]], [n, f, oh, ow]), gemm
+    pixels = arith.MulIOp(oh, ow).result
+    few = arith.CmpIOp(arith.CmpIPredicate.ult, pixels, arith.ConstantOp(index, BATCHED_BELOW_PIXELS).result).result
+    branch = scf.IfOp(few, [op.results[0].type], has_else=True)
+    gemms = []
+    for block, form in ((branch.then_block, conv.nchw_batched), (branch.else_block, conv.nchw_per_image)):
+        with ir.InsertionPoint(block):
+            result, gemm = form()
+            scf.YieldOp([_cast(result, op.results[0].type)])
+            gemms.append(gemm)
+    return branch.results[0], gemms
+
+
+def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
+    return value if value.type == to else tensor.CastOp(to, value).result
+
+
+class _Conv:
+    """One conv op's operands and sizes, and the GEMM forms it can take."""
+
+    def __init__(self, fam, x, w, init, sizes, f, k, strides, dilations, ukernels):
+        self.fam, self.x, self.w, self.init, self.sizes = fam, x, w, init, sizes
+        self.f, self.k, self.strides, self.dilations, self.ukernels = f, k, strides, dilations, ukernels
+        self.element = ir.RankedTensorType(w.type).element_type
+
+    def _set(self, family_name: str) -> ir.Attribute:
+        return ukernel_set_to_attr(dataclasses.replace(self.ukernels, family=family_name))
+
+    def nhwc(self):
+        """[N, OH, OW, KH, KW, C] patches -> [N*OH*OW, K] x filter [K, F] into the output [N*OH*OW, F]."""
+        dyn, k, f, s = ir.ShapedType.get_dynamic_size(), self.k, self.f, self.sizes
+        patches = _patches(self.fam, self.x, s, self.strides, self.dilations)
+        a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
+        acc = _collapse(self.init, [[0, 1, 2], [3]], [dyn, f])
+        product, gemm = _matmul(a, _collapse(self.w, [[0, 1, 2], [3]], [k, f]), acc, self._set("matmul"))
+        return _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), [gemm]
+
+    def nchw_batched(self):
+        """Patches [N*OH*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [N*OH*OW, F], added transposed
+        onto the NCHW init in one pass."""
+        dyn, k, f, s = ir.ShapedType.get_dynamic_size(), self.k, self.f, self.sizes
+        patches = _patches(self.fam, self.x, s, self.strides, self.dilations, ("n", "oh", "ow", "c", "kh", "kw"))
+        patches.owner.attributes["ftuner.parallel_outer"] = ir.UnitAttr.get()   # one task per image
+        a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
+        rows = arith.MulIOp(arith.MulIOp(s["n"], s["oh"]).result, s["ow"]).result
+        zero = arith.ConstantOp(self.element, ir.FloatAttr.get(self.element, 0.0)).result
+        acc = linalg.fill(zero, outs=[tensor.EmptyOp([rows, f], self.element).result])
+        product, gemm = _matmul(a, _collapse(self.w, [[0], [1, 2, 3]], [f, k]), acc, self._set("matmul_transpose_b"),
+                                "matmul_transpose_b")
+        nhwc = _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f])
+        d = _dims(4)          # (n, f, oh, ow)
+        added = _generic([nhwc], self.init, [_map(4, [d[0], d[2], d[3], d[1]]), _map(4, d)],
+                         lambda v, out: arith.AddFOp(out, v).result)
+        return added, gemm
+
+    def nchw_per_image(self):
+        """Per image: filter [F, C*KH*KW] x patches [C*KH*KW, OH*OW] accumulated into output[n] viewed as
+        [F, OH*OW]; the image's patches stay in cache for its GEMM."""
+        dyn, k, f, s, x = ir.ShapedType.get_dynamic_size(), self.k, self.f, self.sizes, self.x
+        acc_all = _collapse(self.init, [[0], [1], [2, 3]], [dyn, f, dyn])
+        a = _collapse(self.w, [[0], [1, 2, 3]], [f, k])
+        index = ir.IndexType.get()
+        loop = scf.ForOp(arith.ConstantOp(index, 0).result, s["n"], arith.ConstantOp(index, 1).result, [acc_all])
+        with ir.InsertionPoint(loop.body):
+            image = loop.induction_variable
+            acc = loop.inner_iter_args[0]
+            x_shape = ir.RankedTensorType(x.type).shape
+            one = tensor.ExtractSliceOp(ir.RankedTensorType.get(x_shape[1:], self.element), x, [image],
+                                        [_dim(x, i) for i in (1, 2, 3) if x_shape[i] == dyn], [],
+                                        ir.DenseI64ArrayAttr.get([dyn, 0, 0, 0]),
+                                        ir.DenseI64ArrayAttr.get([1] + x_shape[1:]),
+                                        ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
+            patches = _patches(self.fam, one, {name: v for name, v in s.items() if name != "n"},
+                               self.strides, self.dilations)
+            patches.owner.attributes["ftuner.parallel_outer"] = ir.UnitAttr.get()   # one task per channel
+            b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
+            product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), self._set("matmul"))
+            scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])
+        return _expand(loop.results[0], [[0], [1], [2, 3]], [s["n"], f, s["oh"], s["ow"]]), gemm

@@ -93,13 +93,19 @@ def parallel_pipeline(num_threads: int) -> list[str]:
     return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
 
 
+def loops_pipeline() -> list[str]:
+    """Vector transfers and linalg ops to loops of loads and stores; strided metadata made explicit."""
+    return ["convert-vector-to-scf{full-unroll=true}", "convert-linalg-to-loops", "lower-affine",
+            "expand-strided-metadata", "lower-affine"]
+
+
 def llvm_pipeline(openmp: bool, transpose_lowering: str) -> list[str]:
-    """`transpose_lowering`: the target ISA's vector.transpose lowering (hardware.cpu's ISA table)."""
+    """From loops to the LLVM dialect. `transpose_lowering`: the target ISA's vector.transpose lowering
+    (hardware.cpu's ISA table)."""
     # finalize-memref-to-llvm before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope ops
     # that need single-block bodies when they are lowered.
     stages = [
-        "convert-vector-to-scf{full-unroll=true}", "convert-linalg-to-loops", "lower-affine",
-        "expand-strided-metadata", "lower-affine", "finalize-memref-to-llvm", "convert-scf-to-cf",
+        "finalize-memref-to-llvm", "convert-scf-to-cf",
         f"convert-vector-to-llvm{{vector-contract-lowering=outerproduct "
         f"vector-transpose-lowering={transpose_lowering}}}", "convert-math-to-llvm",
         "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
-from ..lowering import abi, cpu, dispatch_calls, expand_shapes, llvm_target, pads
+from ..lowering import abi, cpu, dispatch_calls, expand_shapes, llvm_target, narrow_types, pads
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -20,7 +20,8 @@ class LowerCpu(ModulePass):
 
     def steps(self) -> list:
         """On tensors: the ABI, pads as copies, parallel copies, vectorized uKernels; bufferize; then
-        inlining, OpenMP and the LLVM dialect, checked, with the target for LLVM on every function."""
+        inlining, OpenMP, loops, i1 buffers as i8, and the LLVM dialect, checked, with the target for
+        LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
         after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
@@ -28,7 +29,8 @@ class LowerCpu(ModulePass):
         return [abi.convert_public_functions, pads.decompose_pads, cpu.parallelize_copies,
                 VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
-                expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(to_llvm),
+                expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(cpu.loops_pipeline()),
+                narrow_types.store_i1_as_i8, ",".join(to_llvm),
                 cpu.check_llvm_dialect, self._annotate_llvm_target]
 
     def _annotate_llvm_target(self, module_op) -> None:

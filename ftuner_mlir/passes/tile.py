@@ -88,16 +88,15 @@ class Tile(ModulePass):
 
     def apply(self, module_op) -> None:
         for op in [o for o in walk(module_op) if ATTR in o.attributes or GPU_ATTR in o.attributes]:
-            if classify_conv(op) is not None:
-                op = self._conv_to_gemm(op)
-            if GPU_ATTR in op.attributes:
-                self._rewrite_gpu(module_op, op)
-            else:
-                self._rewrite(module_op, op)
+            for gemm in self._conv_to_gemm(op) if classify_conv(op) is not None else [op]:
+                if GPU_ATTR in gemm.attributes:
+                    self._rewrite_gpu(module_op, gemm)
+                else:
+                    self._rewrite(module_op, gemm)
 
     def _conv_to_gemm(self, op):
-        """A conv2d becomes im2col + a matmul carrying the conv's uKernel set (codegen/conv2d.py); the
-        matmul is returned, to be tiled like any other."""
+        """A conv2d becomes im2col + GEMMs with the conv's uKernel tiles (codegen/conv2d.py); the matmuls
+        are returned, to be tiled like any other."""
         try:
             uks = ukernel_set_from_attr(op.attributes[ATTR])
         except ValueError as err:
@@ -109,10 +108,10 @@ class Tile(ModulePass):
             raise PassFailure(location_of(op), f"{ATTR} describes a {uks.dtype} {uks.family} but the op is {got}")
         fam, strides, dilations = classify_conv(op)
         with ir.InsertionPoint(op), op.location:
-            result, gemm = conv2d.emit_gemm(op, fam, strides, dilations, op.attributes[ATTR])
+            result, gemms = conv2d.emit_gemm(op, fam, strides, dilations, uks)
         op.results[0].replace_all_uses_with(result)
         op.operation.erase()
-        return gemm
+        return gemms
 
     def _rewrite_gpu(self, module_op, op) -> None:
         """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""

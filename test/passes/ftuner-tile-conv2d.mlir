@@ -1,22 +1,36 @@
 // RUN: ftuner-opt %s --split-input-file --ftuner-tile --canonicalize | FileCheck %s
 
-// NCHW conv: one image at a time, an im2col generic gathers [C, KH, KW, OH, OW] from the image, the
-// filter collapses to [F, C*KH*KW], and the GEMM accumulates into the output's image viewed as
-// [F, OH*OW]; the conv itself is gone.
+// NCHW conv, two GEMM forms chosen at run time by the output image's pixel count (< 256: small images).
+// Small: all images' patches as rows [N*OH*OW, C*KH*KW] times the filter [F, C*KH*KW]^T into zeros
+// (the zero-init dispatch), then one pass adds the product, transposed to NCHW, onto the init.
+// Large: one image at a time, an im2col generic gathers [C, KH, KW, OH, OW] from the image and the GEMM
+// accumulates into the output's image viewed as [F, OH*OW]. The conv itself is gone.
 // CHECK-LABEL: func.func @nchw(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x5x?x?xf32>, %[[W:.*]]: tensor<7x5x3x3xf32>, %[[INIT:.*]]: tensor<?x7x?x?xf32>
 // CHECK-NOT:     linalg.conv_2d
-// CHECK-DAG:     %[[A:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<7x5x3x3xf32> into tensor<7x45xf32>
-// CHECK-DAG:     %[[OUT:.*]] = tensor.collapse_shape %[[INIT]] {{\[}}[0], [1], [2, 3]] : tensor<?x7x?x?xf32> into tensor<?x7x?xf32>
-// CHECK:         %[[LOOP:.*]] = scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
-// CHECK:           %[[IMG:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, 0, 0] [1, 5, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<?x5x?x?xf32> to tensor<5x?x?xf32>
-// CHECK:           %[[P:.*]] = linalg.generic
-// CHECK-SAME:        ins(%[[IMG]] : tensor<5x?x?xf32>) outs(%{{.*}} : tensor<5x3x3x?x?xf32>)
-// CHECK:           %[[B:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1, 2], [3, 4]] : tensor<5x3x3x?x?xf32> into tensor<45x?xf32>
-// CHECK:           %[[C:.*]] = tensor.extract_slice %[[ACC]][%[[N]], 0, 0] [1, 7, %{{.*}}] [1, 1, 1] : tensor<?x7x?xf32> to tensor<7x?xf32>
-// CHECK:           call @ftuner_dispatch_matmul_4x16_mc64_nc64_kc32_p2_f32(
-// CHECK:           tensor.insert_slice %{{.*}} into %[[ACC]][%[[N]], 0, 0] [1, 7, %{{.*}}] [1, 1, 1]
-// CHECK:         tensor.expand_shape %[[LOOP]] {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, 7, %{{.*}}, %{{.*}}]
+// CHECK:         %[[PIX:.*]] = arith.muli
+// CHECK:         %[[FEW:.*]] = arith.cmpi ult, %[[PIX]], %c256
+// CHECK:         scf.if %[[FEW]] -> (tensor<?x7x?x?xf32>) {
+// CHECK:           linalg.generic
+// CHECK-SAME:        ins(%[[X]] : tensor<?x5x?x?xf32>) outs(%{{.*}} : tensor<?x?x?x5x3x3xf32>) attrs = {ftuner.parallel_outer}
+// CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<?x?x?x5x3x3xf32> into tensor<?x45xf32>
+// CHECK:           call @ftuner_dispatch_matmul_transpose_b_4x16_mc64_nc64_kc32_p2_z_f32(
+// CHECK:           tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2], [3]]
+// CHECK:           linalg.generic
+// CHECK-SAME:        outs(%[[INIT]] : tensor<?x7x?x?xf32>)
+// CHECK:             arith.addf
+// CHECK:         } else {
+// CHECK-DAG:       %[[OUT:.*]] = tensor.collapse_shape %[[INIT]] {{\[}}[0], [1], [2, 3]] : tensor<?x7x?x?xf32> into tensor<?x7x?xf32>
+// CHECK-DAG:       %[[A:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<7x5x3x3xf32> into tensor<7x45xf32>
+// CHECK:           %[[LOOP:.*]] = scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[OUT]])
+// CHECK:             %[[IMG:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, 0, 0] [1, 5, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<?x5x?x?xf32> to tensor<5x?x?xf32>
+// CHECK:             %[[P:.*]] = linalg.generic
+// CHECK-SAME:          ins(%[[IMG]] : tensor<5x?x?xf32>) outs(%{{.*}} : tensor<5x3x3x?x?xf32>)
+// CHECK:             %[[B:.*]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1, 2], [3, 4]] : tensor<5x3x3x?x?xf32> into tensor<45x?xf32>
+// CHECK:             %[[C:.*]] = tensor.extract_slice %[[ACC]][%[[N]], 0, 0] [1, 7, %{{.*}}] [1, 1, 1] : tensor<?x7x?xf32> to tensor<7x?xf32>
+// CHECK:             call @ftuner_dispatch_matmul_4x16_mc64_nc64_kc32_p2_f32(
+// CHECK:             tensor.insert_slice %{{.*}} into %[[ACC]][%[[N]], 0, 0] [1, 7, %{{.*}}] [1, 1, 1]
+// CHECK:           tensor.expand_shape %[[LOOP]] {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, 7, %{{.*}}, %{{.*}}]
 // CHECK-NOT:     linalg.conv_2d
 func.func @nchw(%x: tensor<?x5x?x?xf32>, %w: tensor<7x5x3x3xf32>, %init: tensor<?x7x?x?xf32>) -> tensor<?x7x?x?xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>,

@@ -19,7 +19,9 @@ CONFIGS = {  # name: (channels, filters, kernel, stride, padding, layout, dtype,
     "nhwc_3x3_s2_valid": (4, 40, 3, 2, 0, "nhwc", "f32", False),
     "nchw_3x3_f64": (3, 5, 3, 1, 1, "nchw", "f64", True),
 }
-SHAPES = [(1, 1, 1), (1, 7, 7), (2, 5, 11), (3, 13, 17), (1, 29, 3), (4, 16, 9)]   # (batch, H, W)
+SHAPES = [(1, 1, 1), (1, 7, 7), (2, 5, 11), (3, 13, 17), (1, 29, 3), (4, 16, 9), (2, 23, 19)]   # (batch, H, W)
+# (H, W) = (23, 19) gives more output pixels than conv2d.BATCHED_BELOW_PIXELS at stride 1: one GEMM per
+# image; the others, the batched GEMM
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily, family
-from ..ir.codecs import ukernel_set_to_attr
+from ..ir.codecs import ATTR, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
 
@@ -79,7 +79,7 @@ def _expand(value: ir.Value, groups, sizes: list) -> ir.Value:
 def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute, family_name: str = "matmul"):
     maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family(family_name).affine_maps()]
     product = linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
-    product.owner.attributes["ftuner.ukernels"] = ukernels
+    product.owner.attributes[ATTR] = ukernels
     return product, product.owner
 
 
@@ -88,7 +88,7 @@ def _slice(value: ir.Value, n: ir.Value, shape: list, insert_into: ir.Value | No
     dyn = ir.ShapedType.get_dynamic_size()
     big = insert_into if insert_into is not None else value
     dims = [_dim(big, 1), _dim(big, 2)]
-    static_sizes = [1] + [s if s != dyn else dyn for s in shape]
+    static_sizes = [1] + list(shape)
     sizes = [v for s, v in zip(shape, dims) if s == dyn]
     offsets = ir.DenseI64ArrayAttr.get([dyn, 0, 0])
     strides = ir.DenseI64ArrayAttr.get([1, 1, 1])
@@ -120,7 +120,8 @@ def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: UKernelSet):
     conv = _Conv(fam, x, w, init, {"n": n, "oh": oh, "ow": ow, "kh": kh, "kw": kw, "c": c}, f, kh * kw * c,
                  strides, dilations, ukernels)
     if fam.channels_last:
-        return conv.nhwc()
+        result, gemm = conv.nhwc()
+        return result, [gemm]
     index = ir.IndexType.get()
     pixels = arith.MulIOp(oh, ow).result
     few = arith.CmpIOp(arith.CmpIPredicate.ult, pixels, arith.ConstantOp(index, BATCHED_BELOW_PIXELS).result).result
@@ -156,7 +157,7 @@ class _Conv:
         a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         acc = _collapse(self.init, [[0, 1, 2], [3]], [dyn, f])
         product, gemm = _matmul(a, _collapse(self.w, [[0, 1, 2], [3]], [k, f]), acc, self._set("matmul"))
-        return _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), [gemm]
+        return _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), gemm
 
     def nchw_batched(self):
         """Patches [N*OH*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [N*OH*OW, F], added transposed

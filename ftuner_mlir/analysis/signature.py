@@ -18,7 +18,7 @@ from mlir import ir
 from ..ir.codecs import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify_conv
-from ..ir.walk import functions
+from ..ir.walk import functions, walk
 from ..ukernel.space import UKernelSet
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i8": np.int8,
@@ -349,6 +349,23 @@ def _single_block(fn, name: str, where: str) -> None:
                                  f"(structured control flow: scf.for, scf.if) are supported")
 
 
+# Ops that index a tensor: inside a region the analysis does not follow, they would reach native code
+# with unchecked sizes.
+_INDEXING_PREFIXES = ("linalg.", "tensor.", "memref.", "bufferization.", "vector.")
+
+
+def _refuse_unchecked_nesting(op) -> None:
+    """A structured-control-flow op (scf.for, scf.if, ...) whose regions hold tensor-indexing ops is
+    refused: the shape rules read the function's top-level ops only. Regions of scalar code pass."""
+    if not op.operation.name.startswith("scf.") or not op.regions:
+        return
+    for inner in walk(op):
+        if inner.operation.name.startswith(_INDEXING_PREFIXES):
+            raise PassFailure(location_of(inner), f"'{inner.operation.name}' inside '{op.operation.name}' is not "
+                                                  f"shape-checked (the checks read a public function's top-level "
+                                                  f"ops): move it out of the region, or into a private function")
+
+
 def _analyze_function(fn) -> Signature:
     where = location_of(fn)
     name = fn.attributes["sym_name"].value
@@ -360,6 +377,7 @@ def _analyze_function(fn) -> Signature:
         a.tensor_dims(arg)
     ret = None
     for op in block.operations:
+        _refuse_unchecked_nesting(op)
         a.visit(op)
         if op.operation.name == "func.return":
             ret = op

@@ -303,3 +303,26 @@ def test_machine_readable_output(tmp_path):
     data = json.loads(out.read_text())
     assert r.returncode == 0 and [row["M"] for row in data["rows"]] == [16, 48] and data["failures"] == 0
     assert all(row["rel_err"] < 1e-4 and row["gflops"] > 0 for row in data["rows"]) and data["machine"]["cpu"]
+
+
+SLICE_IN_A_LOOP = """
+func.func @loop(%a: tensor<?xf32>, %n: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %len = tensor.dim %n, %c0 : tensor<?xf32>
+  %r = scf.for %i = %c0 to %len step %c1 iter_args(%acc = %a) -> (tensor<?xf32>) {
+    %x = tensor.extract %acc[%i] : tensor<?xf32>
+    %y = arith.addf %x, %x : f32
+    %w = tensor.insert %y into %acc[%i] : tensor<?xf32>
+    scf.yield %w : tensor<?xf32>
+  }
+  return %r : tensor<?xf32>
+}
+"""
+
+
+def test_tensor_ops_inside_loops_are_refused_at_compile_time():
+    """The loop indexes %a up to the length of %n: nothing ties the two, and the shape rules do not read
+    inside the loop, so the module is refused (before: out-of-bounds reads and writes)."""
+    with pytest.raises(CompileError, match=r"7:10: error: 'tensor.extract' inside 'scf.for' is not shape-checked"):
+        ftuner_mlir.compile(SLICE_IN_A_LOOP)

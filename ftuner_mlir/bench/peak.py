@@ -18,7 +18,8 @@ def fma_kernel(lanes: int) -> str:
     steps = "\n        ".join(f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}" for i in range(CHAINS))
     sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i + 1} : {v}" for i in range(1, CHAINS - 1))
     return f"""
-func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<?x{lanes}xf32> {{
+func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<?x{lanes}xf32>
+    attributes {{ftuner.unchecked_regions}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %rows = tensor.dim %x, %c0 : tensor<?x{lanes}xf32>
@@ -49,7 +50,7 @@ func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<
 def stream_kernel(lanes: int) -> str:
     v = f"vector<{lanes}xf32>"
     return f"""
-func.func @stream(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {{
+func.func @stream(%a: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {{ftuner.unchecked_regions}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %cl = arith.constant {lanes} : index

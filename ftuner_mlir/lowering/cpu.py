@@ -107,7 +107,7 @@ def llvm_pipeline(openmp: bool, transpose_lowering: str) -> list[str]:
     stages = [
         "finalize-memref-to-llvm", "convert-scf-to-cf",
         f"convert-vector-to-llvm{{vector-contract-lowering=outerproduct "
-        f"vector-transpose-lowering={transpose_lowering}}}", "convert-math-to-llvm",
+        f"vector-transpose-lowering={transpose_lowering}}}", "convert-math-to-llvm", "convert-math-to-libm",
         "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm", "convert-cf-to-llvm",
     ]
     if openmp:

@@ -100,3 +100,14 @@ def test_boolean_masks_in_buffers_compile(rng):
         a = random(rng, (n,))
         out = np.full(n, np.nan, np.float32)
         assert np.array_equal(exe(a, out=out), np.where(a > 0, a, 0))
+
+
+def test_math_ops_without_an_llvm_lowering_call_libm(rng):
+    """math.erf (BERT's GELU) has no LLVM intrinsic: it becomes a libm call, on both routes."""
+    import math
+    source = (INPUTS / "math-erf-tanh-exp.mlir").read_text()
+    for exe in (ftuner_mlir.compile(source, cache=False), ftuner_mlir.compile(source, isolate=False)):
+        for n in (1, 17, 1001):
+            a = random(rng, (n,))
+            ref = np.exp(np.tanh(np.array([math.erf(float(v)) for v in a])))
+            assert np.abs(exe(a) - ref).max() < 1e-6

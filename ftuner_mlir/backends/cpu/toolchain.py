@@ -99,5 +99,6 @@ def build_library(bytecode: Path, library: Path, target, opt_level: int) -> tupl
     objects: list[Path] = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(units)) as pool:
         timed("opt+llc", lambda: objects.extend(pool.map(compile_unit, units)))
-    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects)]))
+    # -lm: math ops without an LLVM lowering (math.erf, ...) are libm calls (convert-math-to-libm)
+    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects), "-lm"]))
     return seconds, len(units)

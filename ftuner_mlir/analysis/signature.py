@@ -127,13 +127,19 @@ def _operand_terms(op) -> list[list[tuple[dict[int, int], int] | None]] | None:
     return None
 
 
-def _operand_maps(op) -> list[list[int | None]] | None:
-    """For each operand, the loop index of each of its dims (None = not a plain loop dim)."""
+def _plain_loop(terms) -> int | None:
+    """The loop of an operand dim indexed by one loop alone (`d2`); None for a window or a constant."""
+    if terms is None or terms[1] != 0 or list(terms[0].values()) != [1]:
+        return None
+    return next(iter(terms[0]))
+
+
+def _operand_maps(op, terms) -> list[list[int | None]] | None:
+    """For each operand, the loop index of each of its dims (None = not a plain loop dim); `terms` are
+    the op's _operand_terms."""
     name = op.operation.name
-    terms = _operand_terms(op)
     if terms is not None:
-        plain = lambda t: next(iter(t[0])) if t and t[1] == 0 and list(t[0].values()) == [1] else None  # noqa: E731
-        return [[plain(t) for t in dims] for dims in terms]
+        return [[_plain_loop(t) for t in dims] for dims in terms]
     ranks = [v.type.rank if isinstance(v.type, ir.ShapedType) else 0 for v in op.operands]
     if name in _ELEMENTWISE:
         return [list(range(r)) for r in ranks]
@@ -286,16 +292,15 @@ class _Analysis:
             dims.append(self.derive("add", self.derive("add", src, pads[0], why), pads[1], why))
         self.dims[op.results[0]] = dims
 
-    def window_bounds(self, op, loops: dict[int, int], where: str) -> None:
+    def window_bounds(self, op, operand_terms, loops: dict[int, int], where: str) -> None:
         """An operand dim indexed by a sum of loops (a convolution's `oh * stride + kh * dilation`) must
         stay inside the operand: recorded as a bound with the one loop of dynamic extent as its size."""
-        operand_terms = _operand_terms(op)
         if operand_terms is None:          # elementwise, fill, transpose: plain loops only
             return
         static = lambda c: self.sym.static.get(self.sym.find(c))   # noqa: E731
         for operand, dims_terms in zip(op.operands, operand_terms):
             for dim, terms in zip(self.tensor_dims(operand), dims_terms):
-                if terms is not None and terms[1] == 0 and list(terms[0].values()) == [1]:
+                if _plain_loop(terms) is not None:
                     continue
                 expr = " + ".join(f"d{loop} * {c}" for loop, c in terms[0].items()) if terms else "non-affine"
                 if terms is None or min(list(terms[0].values()) + [terms[1]]) < 0 or not terms[0].keys() <= loops.keys():
@@ -312,7 +317,8 @@ class _Analysis:
                                     "why": f"{op.operation.name} at {where}"})
 
     def visit_linalg(self, op, where: str) -> None:
-        maps = _operand_maps(op)
+        terms = _operand_terms(op)
+        maps = _operand_maps(op, terms)
         inits = list(op.operands)[len(op.operands) - len(op.results):] if op.results else []
         if maps is not None and len(maps) == len(op.operands):
             loops: dict[int, int] = {}
@@ -324,7 +330,7 @@ class _Analysis:
                         self.sym.union(loops[loop], sym, f"operands of {op.operation.name}", where)
                     else:
                         loops[loop] = sym
-            self.window_bounds(op, loops, where)
+            self.window_bounds(op, terms, loops, where)
             if UKERNELS_ATTR in op.attributes and len(loops) == len(maps[-1]) + 1:
                 uks = ukernel_set_from_attr(op.attributes[UKERNELS_ATTR])
                 self.tiled.append((uks, tuple(loops[i] for i in range(len(loops)))))

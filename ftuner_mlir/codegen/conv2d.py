@@ -18,7 +18,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily, family
-from ..ir.codecs import ATTR, ukernel_set_to_attr
+from ..ir.build import DYNAMIC, cast, dim, index, reassociation
+from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
 
@@ -28,15 +29,6 @@ def _map(loops: int, exprs) -> ir.AffineMapAttr:
 
 def _dims(n: int):
     return [ir.AffineExpr.get_dim(i) for i in range(n)]
-
-
-def _reassociation(groups) -> ir.ArrayAttr:
-    i64 = ir.IntegerType.get_signless(64)
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
-
-
-def _dim(value: ir.Value, axis: int) -> ir.Value:
-    return tensor.DimOp(value, arith.ConstantOp(ir.IndexType.get(), axis).result).result
 
 
 def _generic(inputs, output, maps, body) -> ir.Value:
@@ -65,14 +57,14 @@ def _patches(fam: Conv2dFamily, x: ir.Value, sizes: dict, strides, dilations, or
 
 def _collapse(value: ir.Value, groups, shape) -> ir.Value:
     element = ir.RankedTensorType(value.type).element_type
-    return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, element), value, _reassociation(groups)).result
+    return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, element), value, reassociation(groups)).result
 
 
 def _expand(value: ir.Value, groups, sizes: list) -> ir.Value:
     """`value` expanded to `sizes` (ints or index values)."""
-    static = [s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in sizes]
+    static = [s if isinstance(s, int) else DYNAMIC for s in sizes]
     element = ir.RankedTensorType(value.type).element_type
-    return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, element), value, _reassociation(groups),
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, element), value, reassociation(groups),
                                 [s for s in sizes if not isinstance(s, int)], ir.DenseI64ArrayAttr.get(static)).result
 
 
@@ -85,12 +77,11 @@ def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute, fam
 
 def _slice(value: ir.Value, n: ir.Value, shape: list, insert_into: ir.Value | None = None):
     """Image `n` of a [N, A, B] tensor as [A, B] (extract), or [A, B] `value` put back (insert)."""
-    dyn = ir.ShapedType.get_dynamic_size()
     big = insert_into if insert_into is not None else value
-    dims = [_dim(big, 1), _dim(big, 2)]
+    dims = [dim(big, 1), dim(big, 2)]
     static_sizes = [1] + list(shape)
-    sizes = [v for s, v in zip(shape, dims) if s == dyn]
-    offsets = ir.DenseI64ArrayAttr.get([dyn, 0, 0])
+    sizes = [v for s, v in zip(shape, dims) if s == DYNAMIC]
+    offsets = ir.DenseI64ArrayAttr.get([DYNAMIC, 0, 0])
     strides = ir.DenseI64ArrayAttr.get([1, 1, 1])
     if insert_into is None:
         element = ir.RankedTensorType(value.type).element_type
@@ -113,30 +104,25 @@ def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: UKernelSet):
     filt = ir.RankedTensorType(w.type)
     if fam.channels_last:
         kh, kw, c, f = filt.shape
-        n, oh, ow = _dim(init, 0), _dim(init, 1), _dim(init, 2)
+        n, oh, ow = dim(init, 0), dim(init, 1), dim(init, 2)
     else:
         f, c, kh, kw = filt.shape
-        n, oh, ow = _dim(init, 0), _dim(init, 2), _dim(init, 3)
+        n, oh, ow = dim(init, 0), dim(init, 2), dim(init, 3)
     conv = _Conv(fam, x, w, init, {"n": n, "oh": oh, "ow": ow, "kh": kh, "kw": kw, "c": c}, f, kh * kw * c,
                  strides, dilations, ukernels)
     if fam.channels_last:
         result, gemm = conv.nhwc()
         return result, [gemm]
-    index = ir.IndexType.get()
     pixels = arith.MulIOp(oh, ow).result
-    few = arith.CmpIOp(arith.CmpIPredicate.ult, pixels, arith.ConstantOp(index, BATCHED_BELOW_PIXELS).result).result
+    few = arith.CmpIOp(arith.CmpIPredicate.ult, pixels, index(BATCHED_BELOW_PIXELS)).result
     branch = scf.IfOp(few, [op.results[0].type], has_else=True)
     gemms = []
     for block, form in ((branch.then_block, conv.nchw_batched), (branch.else_block, conv.nchw_per_image)):
         with ir.InsertionPoint(block):
             result, gemm = form()
-            scf.YieldOp([_cast(result, op.results[0].type)])
+            scf.YieldOp([cast(result, op.results[0].type)])
             gemms.append(gemm)
     return branch.results[0], gemms
-
-
-def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
-    return value if value.type == to else tensor.CastOp(to, value).result
 
 
 class _Conv:
@@ -152,7 +138,7 @@ class _Conv:
 
     def nhwc(self):
         """[N, OH, OW, KH, KW, C] patches -> [N*OH*OW, K] x filter [K, F] into the output [N*OH*OW, F]."""
-        dyn, k, f, s = ir.ShapedType.get_dynamic_size(), self.k, self.f, self.sizes
+        dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
         patches = _patches(self.fam, self.x, s, self.strides, self.dilations)
         a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         acc = _collapse(self.init, [[0, 1, 2], [3]], [dyn, f])
@@ -162,9 +148,9 @@ class _Conv:
     def nchw_batched(self):
         """Patches [N*OH*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [N*OH*OW, F], added transposed
         onto the NCHW init in one pass."""
-        dyn, k, f, s = ir.ShapedType.get_dynamic_size(), self.k, self.f, self.sizes
+        dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
         patches = _patches(self.fam, self.x, s, self.strides, self.dilations, ("n", "oh", "ow", "c", "kh", "kw"))
-        patches.owner.attributes["ftuner.parallel_outer"] = ir.UnitAttr.get()   # one task per image
+        patches.owner.attributes[PARALLEL_OUTER_ATTR] = ir.UnitAttr.get()   # one task per image
         a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         rows = arith.MulIOp(arith.MulIOp(s["n"], s["oh"]).result, s["ow"]).result
         zero = arith.ConstantOp(self.element, ir.FloatAttr.get(self.element, 0.0)).result
@@ -180,23 +166,22 @@ class _Conv:
     def nchw_per_image(self):
         """Per image: filter [F, C*KH*KW] x patches [C*KH*KW, OH*OW] accumulated into output[n] viewed as
         [F, OH*OW]; the image's patches stay in cache for its GEMM."""
-        dyn, k, f, s, x = ir.ShapedType.get_dynamic_size(), self.k, self.f, self.sizes, self.x
+        dyn, k, f, s, x = DYNAMIC, self.k, self.f, self.sizes, self.x
         acc_all = _collapse(self.init, [[0], [1], [2, 3]], [dyn, f, dyn])
         a = _collapse(self.w, [[0], [1, 2, 3]], [f, k])
-        index = ir.IndexType.get()
-        loop = scf.ForOp(arith.ConstantOp(index, 0).result, s["n"], arith.ConstantOp(index, 1).result, [acc_all])
+        loop = scf.ForOp(index(0), s["n"], index(1), [acc_all])
         with ir.InsertionPoint(loop.body):
             image = loop.induction_variable
             acc = loop.inner_iter_args[0]
             x_shape = ir.RankedTensorType(x.type).shape
             one = tensor.ExtractSliceOp(ir.RankedTensorType.get(x_shape[1:], self.element), x, [image],
-                                        [_dim(x, i) for i in (1, 2, 3) if x_shape[i] == dyn], [],
+                                        [dim(x, i) for i in (1, 2, 3) if x_shape[i] == dyn], [],
                                         ir.DenseI64ArrayAttr.get([dyn, 0, 0, 0]),
                                         ir.DenseI64ArrayAttr.get([1] + x_shape[1:]),
                                         ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
             patches = _patches(self.fam, one, {name: v for name, v in s.items() if name != "n"},
                                self.strides, self.dilations)
-            patches.owner.attributes["ftuner.parallel_outer"] = ir.UnitAttr.get()   # one task per channel
+            patches.owner.attributes[PARALLEL_OUTER_ATTR] = ir.UnitAttr.get()   # one task per channel
             b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
             product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), self._set("matmul"))
             scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])

@@ -8,6 +8,8 @@ from mlir import ir
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 from ..ukernel.space import UKernelSet
 
+# An op an emitter marks to run over the cores (one task per index of its outermost dim)
+PARALLEL_OUTER_ATTR = "ftuner.parallel_outer"
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
 _INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes")

@@ -15,6 +15,12 @@ def indexing_maps(op) -> list[str] | None:
     return [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
+def _element_type(types) -> str | None:
+    """The one element type of `types`, when it is one the uKernels compute in."""
+    elements = {str(t.element_type) for t in types}
+    return elements.pop() if len(elements) == 1 and elements <= ELEMENT_TYPES else None
+
+
 def classify(op) -> tuple[str, str] | None:
     """(family name, element type) when `op` is a family op the passes can tile: on tensors (one result)
     or, after bufferization, on memrefs (no result), with a plain multiply-add body."""
@@ -25,8 +31,8 @@ def classify(op) -> tuple[str, str] | None:
     on_memrefs = all(isinstance(t, ir.MemRefType) for t in types) and not op.results
     if not (on_tensors or on_memrefs):
         return None
-    elements = {str(t.element_type) for t in types}
-    if len(elements) != 1 or not elements <= ELEMENT_TYPES:
+    element = _element_type(types)
+    if element is None:
         return None
     maps = indexing_maps(op)
     family = _BY_MAPS.get((op.operation.name, tuple(maps))) if maps else None
@@ -35,7 +41,7 @@ def classify(op) -> tuple[str, str] | None:
     body = op.regions[0].blocks[0].operations if op.regions and len(op.regions[0].blocks) else []
     if [o.operation.name for o in body] not in (["arith.mulf", "arith.addf", "linalg.yield"], []):
         return None
-    return family, elements.pop()
+    return family, element
 
 
 def _pair(op, name: str) -> tuple[int, int]:
@@ -62,7 +68,7 @@ def conv_gemm(op) -> tuple[str, str] | None:
     types = [v.type for v in op.operands]
     if not all(isinstance(t, ir.RankedTensorType) for t in types):
         return None
-    elements = {str(t.element_type) for t in types}
-    if len(elements) != 1 or not elements <= ELEMENT_TYPES or not ir.RankedTensorType(types[1]).has_static_shape:
+    element = _element_type(types)
+    if element is None or not ir.RankedTensorType(types[1]).has_static_shape:
         return None
-    return conv[0].gemm, elements.pop()
+    return conv[0].gemm, element

@@ -4,15 +4,22 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
+from ..ir.codecs import PARALLEL_OUTER_ATTR
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.walk import walk
+
+def _transform_script(body: str) -> str:
+    """A transform-dialect module whose entry sequence runs `body` on the payload root `%root`."""
+    return ("module attributes {transform.with_named_sequence} {\n"
+            "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+            f"{body}"
+            "    transform.yield\n  }\n}\n")
+
 
 # Each uKernel: vectorize its zero fill if it has one (the first reduction block's uKernels start from
 # zero instead of reading C), tile the reduction by 1, vectorize the static rows x cols x 1 contraction,
 # and hoist the accumulator read/write out of the reduction loop so it stays in vector registers.
-VECTORIZE_UKERNELS = """
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
+VECTORIZE_UKERNELS = _transform_script("""\
     %uks = transform.structured.match ops{["func.func"]} attributes{ftuner.ukernel} in %root
         : (!transform.any_op) -> !transform.any_op
     transform.foreach %uks : !transform.any_op {
@@ -32,28 +39,18 @@ module attributes {transform.with_named_sequence} {
       %tr = transform.structured.match ops{["linalg.transpose"]} in %fn : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tr : !transform.any_op
     }
-    transform.yield
-  }
-}
-"""
-
+""")
 
 # Copies the emitters mark (conv2d's im2col) run over the cores: one task per index of their outermost dim.
-PARALLEL_COPIES = """
-module attributes {transform.with_named_sequence} {
-  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {
-    %copies = transform.structured.match ops{["linalg.generic"]} attributes{ftuner.parallel_outer} in %root
+PARALLEL_COPIES = _transform_script(f"""\
+    %copies = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PARALLEL_OUTER_ATTR}}} in %root
         : (!transform.any_op) -> !transform.any_op
-    transform.foreach %copies : !transform.any_op {
+    transform.foreach %copies : !transform.any_op {{
     ^bb0(%copy: !transform.any_op):
       %tiled, %loop = transform.structured.tile_using_forall %copy tile_sizes [1]
           : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    }
-    transform.yield
-  }
-}
-"""
-PARALLEL_ATTR = "ftuner.parallel_outer"
+    }}
+""")
 
 
 def _apply(script_text: str, module_op) -> None:
@@ -62,7 +59,7 @@ def _apply(script_text: str, module_op) -> None:
 
 
 def parallelize_copies(module_op) -> None:
-    if any(PARALLEL_ATTR in op.attributes for op in walk(module_op)):
+    if any(PARALLEL_OUTER_ATTR in op.attributes for op in walk(module_op)):
         _apply(PARALLEL_COPIES, module_op)
 
 

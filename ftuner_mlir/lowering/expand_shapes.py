@@ -8,19 +8,16 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref
 
+from ..ir.build import DYNAMIC, index
 from ..ir.walk import walk
 
-DYNAMIC = ir.ShapedType.get_dynamic_size()
+def _groups(op) -> list[list[int]]:
+    return [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
 
 
 def _dynamic_groups(op) -> bool:
     static = list(op.attributes["static_output_shape"])
-    groups = [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
-    return any(sum(static[d] == DYNAMIC for d in g) > 1 for g in groups)
-
-
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
+    return any(sum(static[d] == DYNAMIC for d in g) > 1 for g in _groups(op))
 
 
 def _rewrite(op) -> None:
@@ -28,24 +25,24 @@ def _rewrite(op) -> None:
     result_type = ir.MemRefType(op.results[0].type)
     static = list(op.attributes["static_output_shape"])
     dynamic = iter(list(op.operands)[1:])
-    groups = [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
+    groups = _groups(op)
     with ir.InsertionPoint(op), op.location:
         meta = memref.ExtractStridedMetadataOp(source)
         base, offset, source_strides = meta.results[0], meta.results[1], list(meta.results)[2 + len(groups):]
-        sizes = [next(dynamic) if s == DYNAMIC else _index(s) for s in static]
+        sizes = [next(dynamic) if s == DYNAMIC else index(s) for s in static]
         strides = [None] * len(static)
         for group, stride in zip(groups, source_strides):
             for d in reversed(group):
                 strides[d] = stride
                 stride = arith.MulIOp(stride, sizes[d]).result
+        # the cast's static parts are the result type's; only its dynamic ones take the values computed here
         want_strides, want_offset = result_type.get_strides_and_offset()
         dyn_stride = ir.ShapedType.get_dynamic_stride_or_offset()
-        pick = lambda want, value: ([], [want]) if want != dyn_stride and want != DYNAMIC else ([value], [dyn_stride if want == dyn_stride else DYNAMIC])  # noqa: E731
-        offsets, static_offsets = pick(want_offset, offset)
+        offsets = [offset] if want_offset == dyn_stride else []
         dyn_sizes = [v for s, v in zip(result_type.shape, sizes) if s == DYNAMIC]
         dyn_strides = [v for s, v in zip(want_strides, strides) if s == dyn_stride]
         cast = memref.ReinterpretCastOp(result_type, base, offsets, dyn_sizes, dyn_strides,
-                                        ir.DenseI64ArrayAttr.get(static_offsets),
+                                        ir.DenseI64ArrayAttr.get([want_offset]),
                                         ir.DenseI64ArrayAttr.get(list(result_type.shape)),
                                         ir.DenseI64ArrayAttr.get(list(want_strides)))
     op.results[0].replace_all_uses_with(cast.result)

@@ -18,15 +18,12 @@ def _wide(t: ir.Type) -> ir.Type | None:
     return ir.MemRefType.get(m.shape, ir.IntegerType.get_signless(8), m.layout, m.memory_space)
 
 
-def _retype_function(fn) -> None:
+def _retype_signature(fn) -> None:
+    """The function type; its entry block's arguments are retyped with every region's."""
     ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
     inputs = [_wide(t) or t for t in ftype.inputs]
     results = [_wide(t) or t for t in ftype.results]
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
-    for block in fn.regions[0].blocks:
-        for arg in block.arguments:
-            if _wide(arg.type):
-                arg.set_type(_wide(arg.type))
 
 
 def store_i1_as_i8(module_op) -> None:
@@ -35,9 +32,8 @@ def store_i1_as_i8(module_op) -> None:
     for op in list(walk(module_op)):
         name = op.operation.name
         if name == "func.func":
-            _retype_function(op)
-            continue
-        for region in op.regions:              # loop-carried buffers
+            _retype_signature(op)
+        for region in op.regions:              # function arguments, loop-carried buffers
             for block in region.blocks:
                 for arg in block.arguments:
                     if _wide(arg.type):

@@ -7,10 +7,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from ..ir.build import DYNAMIC, dim, index
 from ..ir.walk import functions, walk
-
-DYNAMIC = ir.ShapedType.get_dynamic_size()
-
 
 def _constant_padding(op) -> ir.Value | None:
     """The padding value when the pad's body yields one value defined outside it."""
@@ -24,10 +22,6 @@ def _constant_padding(op) -> ir.Value | None:
     return None if inside else value
 
 
-def _index(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
 def _decompose(op, padding: ir.Value) -> None:
     source = op.operands[0]
     src_type = ir.RankedTensorType(source.type)
@@ -37,15 +31,15 @@ def _decompose(op, padding: ir.Value) -> None:
     with ir.InsertionPoint(op), op.location:
         low = [next(lows) if v == DYNAMIC else v for v in static_low]
         high = [next(highs) if v == DYNAMIC else v for v in static_high]
-        src_sizes = [tensor.DimOp(source, _index(d)).result if n == DYNAMIC else n
+        src_sizes = [dim(source, d) if n == DYNAMIC else n
                      for d, n in enumerate(src_type.shape)]
         padded = []
         for d, size in enumerate(result_type.shape):
             if size != DYNAMIC:
                 continue
-            total = src_sizes[d] if isinstance(src_sizes[d], ir.Value) else _index(src_sizes[d])
+            total = src_sizes[d] if isinstance(src_sizes[d], ir.Value) else index(src_sizes[d])
             for extra in (low[d], high[d]):
-                total = arith.AddIOp(total, extra if isinstance(extra, ir.Value) else _index(extra)).result
+                total = arith.AddIOp(total, extra if isinstance(extra, ir.Value) else index(extra)).result
             padded.append(total)
         empty = tensor.EmptyOp([s if s != DYNAMIC else padded.pop(0) for s in result_type.shape],
                                result_type.element_type).result

@@ -8,10 +8,11 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import func, memref, tensor
+from mlir.dialects import func, memref
 
 from ..codegen import conv2d, gpu_matmul
 from ..codegen.matmul import dispatch_name, emit_all
+from ..ir.build import cast
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify, classify_conv, conv_gemm
@@ -22,10 +23,6 @@ from .base import ModulePass
 def _dynamic(t: ir.Type) -> ir.Type:
     rt = ir.RankedTensorType(t)
     return ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] * rt.rank, rt.element_type)
-
-
-def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
-    return value if value.type == to else tensor.CastOp(to, value).result
 
 
 def _dynamic_memref(t: ir.Type) -> ir.Type:
@@ -135,10 +132,10 @@ class Tile(ModulePass):
         zero_init = storage is not None
         _add_functions(module_op, emit_all(uks, zero_init))
         with ir.InsertionPoint(op), op.location:
-            operands = [_cast(v, _dynamic(v.type)) for v in (a, b, storage if zero_init else init)]
+            operands = [cast(v, _dynamic(v.type)) for v in (a, b, storage if zero_init else init)]
             result_type = op.results[0].type
             call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(dispatch_name(uks, zero_init)),
                                operands)
-            result = _cast(call.results[0], result_type)
+            result = cast(call.results[0], result_type)
         op.results[0].replace_all_uses_with(result)
         op.operation.erase()

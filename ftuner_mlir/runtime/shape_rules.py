@@ -47,14 +47,19 @@ def bind(rules: dict, shapes) -> dict[int, int]:
 
 
 # index arithmetic the function body may use to compute a size (arith dialect semantics on integers)
+def _div_toward_zero(a: int, b: int) -> int:
+    quotient = abs(a) // abs(b)
+    return quotient if (a >= 0) == (b > 0) else -quotient
+
+
 OPS = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
     "mul": lambda a, b: a * b,
     "floordiv": lambda a, b: a // b,
     "ceildiv": lambda a, b: -(-a // b),
-    "div": lambda a, b: abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1),     # toward zero
-    "rem": lambda a, b: a - abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1) * b,
+    "div": _div_toward_zero,
+    "rem": lambda a, b: a - _div_toward_zero(a, b) * b,                # the sign of the dividend
     "max": max,
     "min": min,
 }

@@ -1,0 +1,28 @@
+"""Small builder helpers the IR-emitting layers share (at the caller's insertion point and location)."""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, tensor
+
+DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def index(value: int) -> ir.Value:
+    """An `arith.constant` of index type."""
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def dim(value: ir.Value, axis: int) -> ir.Value:
+    """`tensor.dim` of a ranked tensor."""
+    return tensor.DimOp(value, index(axis)).result
+
+
+def cast(value: ir.Value, to: ir.Type) -> ir.Value:
+    """`value` as type `to` (a `tensor.cast` when the types differ)."""
+    return value if value.type == to else tensor.CastOp(to, value).result
+
+
+def reassociation(groups) -> ir.ArrayAttr:
+    """The reassociation attribute of collapse_shape / expand_shape: groups of dims."""
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])

@@ -37,7 +37,7 @@ class _Symbols:
         self.parent: list[int] = []
         self.static: dict[int, int] = {}
         self.why: dict[int, str] = {}          # root -> op that tied the class together
-        self.derived: list[tuple[int, str, int, int, str]] = []   # (class, op, a, b, why): class = a op b
+        self.derived: list[tuple[int, str, tuple[int, ...], str]] = []   # (class, op, operands, why)
 
     def new(self, static: int | None = None) -> int:
         self.parent.append(len(self.parent))
@@ -85,7 +85,7 @@ class Signature:
     tiled_ops: tuple = ()                       # (UKernelSet, loop dim class ids) per tiled op
     bounds: tuple = ()                          # slices that must stay inside their tensor (shape_rules)
     allocations: tuple = ()                     # (dim classes, element bytes) of each tensor.empty
-    derived: tuple = ()                         # (class, op, a, b, why, is a tensor dim): computed sizes
+    derived: tuple = ()                         # (class, op, operands, why, is a tensor dim): computed sizes
 
     def rules(self) -> dict:
         """The JSON-friendly form runtime/shape_rules.py checks calls against."""
@@ -155,6 +155,8 @@ def _operand_maps(op, terms) -> list[list[int | None]] | None:
 _INDEX_ARITH = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.floordivsi": "floordiv",
                 "arith.ceildivsi": "ceildiv", "arith.divsi": "div", "arith.divui": "div", "arith.remsi": "rem",
                 "arith.maxsi": "max", "arith.minsi": "min", "arith.maxui": "max", "arith.minui": "min"}
+# arith.cmpi's predicate attribute (its enum order) -> the shape rules' comparison
+_CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 _INDEX_CASTS = {"arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"}
 
 
@@ -191,6 +193,7 @@ class _Analysis:
         self.tiled: list[tuple[UKernelSet, tuple[int, ...]]] = []   # uKernel set, loop dim symbols
         self.bounds: list[dict] = []       # per slice dim: offset + (size - 1) * stride < the tensor's dim
         self.allocations: list[tuple[list[int], int]] = []
+        self.elements: dict[ir.Value, list[int | None]] = {}   # tensor.from_elements of sizes (a shape)
 
     def tensor_dims(self, value) -> list[int]:
         if value not in self.dims:
@@ -205,22 +208,49 @@ class _Analysis:
         value = next(dynamic_sizes)
         return self.index[value] if value in self.index else self.sym.new()
 
-    def derive(self, op: str, a: int, b: int, why: str) -> int:
-        """A new class whose size the body computes as `a op b`."""
+    def derive(self, op: str, *operands: int, why: str) -> int:
+        """A new class whose size the body computes as `op(*operands)`."""
         cls = self.sym.new()
-        self.sym.derived.append((cls, op, a, b, why))
+        self.sym.derived.append((cls, op, operands, why))
         return cls
+
+    def visit_scalar(self, op, name: str, where: str) -> bool:
+        """Integer arithmetic on sizes (torch-mlir clamps a slice's end with cmpi/select/min/max): the
+        result becomes a derived class. False when `op` is not such an op or an operand is unknown."""
+        if not all(v in self.index for v in op.operands):
+            return False
+        operands = [self.index[v] for v in op.operands]
+        why = f"the {name} at {where}"
+        if name in _INDEX_CASTS:
+            self.index[op.results[0]] = operands[0]
+        elif name in _INDEX_ARITH:
+            self.index[op.results[0]] = self.derive(_INDEX_ARITH[name], *operands, why=why)
+        elif name == "arith.cmpi":
+            predicate = _CMPI_PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value]
+            self.index[op.results[0]] = self.derive(predicate, *operands, why=why)
+        elif name == "arith.select":
+            self.index[op.results[0]] = self.derive("select", *operands, why=why)
+        else:
+            return False
+        return True
 
     def visit(self, op) -> None:
         name, where = op.operation.name, location_of(op)
-        if name == "arith.constant" and isinstance(op.results[0].type, (ir.IndexType, ir.IntegerType)):
-            self.consts[op.results[0]] = ir.IntegerAttr(op.attributes["value"]).value
-            self.index[op.results[0]] = self.sym.new(self.consts[op.results[0]])
-        elif name in _INDEX_CASTS and op.operands[0] in self.index:
-            self.index[op.results[0]] = self.index[op.operands[0]]
-        elif name in _INDEX_ARITH and all(v in self.index for v in op.operands):
-            a, b = (self.index[v] for v in op.operands)
-            self.index[op.results[0]] = self.derive(_INDEX_ARITH[name], a, b, f"the {name} at {where}")
+        if name == "arith.constant" and isinstance(op.results[0].type, (ir.IndexType, ir.IntegerType)) \
+                and isinstance(op.attributes["value"], ir.IntegerAttr):
+            value = ir.IntegerAttr(op.attributes["value"]).value
+            if str(op.results[0].type) == "i1":
+                value = int(value != 0)          # `true` reads back as -1
+            self.consts[op.results[0]] = value
+            self.index[op.results[0]] = self.sym.new(value)
+        elif name.startswith("arith.") and self.visit_scalar(op, name, where):
+            pass
+        elif name == "affine.apply":
+            self.visit_affine_apply(op, where)
+        elif name == "tensor.from_elements":
+            self.elements[op.results[0]] = [self.index.get(v) for v in op.operands]
+        elif name in ("tensor.collapse_shape", "tensor.expand_shape", "tensor.reshape"):
+            self.visit_reshape(op, name, where)
         elif name == "tensor.pad":
             self.visit_pad(op, where)
         elif name == "tensor.dim" and op.operands[1] in self.consts:
@@ -279,6 +309,58 @@ class _Analysis:
                 self.sym.union(a, b, op_name, where)
             self.dims[op.results[0]] = big_dims
 
+    def visit_affine_apply(self, op, where: str) -> None:
+        """An affine map of sizes (torch-mlir: `s0 * 2` for a collapsed batch): evaluated term by term."""
+        if not all(v in self.index for v in op.operands):
+            return
+        amap = op.attributes["map"].value
+        operands = [self.index[v] for v in op.operands]
+        why = f"the affine.apply at {where}"
+        combine = {ir.AffineAddExpr: "add", ir.AffineMulExpr: "mul", ir.AffineModExpr: "mod",
+                   ir.AffineFloorDivExpr: "floordiv", ir.AffineCeilDivExpr: "ceildiv"}
+
+        def term(expr) -> int:
+            if isinstance(expr, ir.AffineDimExpr):
+                return operands[expr.position]
+            if isinstance(expr, ir.AffineSymbolExpr):
+                return operands[amap.n_dims + expr.position]
+            if isinstance(expr, ir.AffineConstantExpr):
+                return self.sym.new(expr.value)
+            kind = next(k for k in combine if isinstance(expr, k))
+            return self.derive(combine[kind], term(expr.lhs), term(expr.rhs), why=why)
+
+        self.index[op.results[0]] = term(amap.results[0])
+
+    def product(self, dims: list[int], why: str) -> int:
+        out = dims[0] if dims else self.sym.new(1)
+        for d in dims[1:]:
+            out = self.derive("mul", out, d, why=why)
+        return out
+
+    def visit_reshape(self, op, name: str, where: str) -> None:
+        """collapse_shape: each result dim is the product of its group. expand_shape: the result dims
+        are its output_shape, and each group's product must be the source dim. tensor.reshape to a shape
+        built by tensor.from_elements: those sizes, whose product must be the source's element count."""
+        why = f"the {name} at {where}"
+        source = self.tensor_dims(op.operands[0])
+        if name == "tensor.collapse_shape":
+            groups = [[int(ir.IntegerAttr(i).value) for i in g] for g in op.attributes["reassociation"]]
+            self.dims[op.results[0]] = [self.product([source[i] for i in g], why) for g in groups]
+            return
+        if name == "tensor.expand_shape":
+            dynamic = iter(op.operands[1:])
+            dims = [self.empty_dim(size, dynamic) for size in op.attributes["static_output_shape"]]
+            groups = [[int(ir.IntegerAttr(i).value) for i in g] for g in op.attributes["reassociation"]]
+            for src, group in zip(source, groups):
+                self.sym.union(src, self.product([dims[i] for i in group], why), why, where)
+        else:
+            shape = self.elements.get(op.operands[1])
+            out_type = ir.RankedTensorType(op.results[0].type)
+            dims = [self.sym.new(d) if d >= 0 else (shape[i] if shape and shape[i] is not None else self.sym.new())
+                    for i, d in enumerate(out_type.shape)]
+            self.sym.union(self.product(source, why), self.product(dims, why), why, where)
+        self.dims[op.results[0]] = dims
+
     def visit_pad(self, op, where: str) -> None:
         """Each padded dim is the source dim plus its low and high padding."""
         lows, highs = iter(op.low), iter(op.high)
@@ -289,7 +371,7 @@ class _Analysis:
             hi = self._operand(hi, highs, "high padding", where, "tensor.pad")
             pads = [self.sym.new(v) if kind == "const" else v for kind, v in (lo, hi)]
             why = f"the tensor.pad at {where}"
-            dims.append(self.derive("add", self.derive("add", src, pads[0], why), pads[1], why))
+            dims.append(self.derive("add", self.derive("add", src, pads[0], why=why), pads[1], why=why))
         self.dims[op.results[0]] = dims
 
     def window_bounds(self, op, operand_terms, loops: dict[int, int], where: str) -> None:
@@ -400,10 +482,10 @@ def _analyze_function(fn) -> Signature:
     static = {find(s): v for s, v in a.sym.static.items()}
     derived = []
     tensor_dims = {find(c) for dims in a.dims.values() for c in dims}
-    for cls, op, x, y, why in a.sym.derived:      # creation order: operands come first
-        cls, x, y = find(cls), find(x), find(y)
-        if all(c in known or c in static for c in (x, y)):
-            derived.append((cls, op, x, y, why, cls in tensor_dims))
+    for cls, op, operands, why in a.sym.derived:      # creation order: operands come first
+        cls, operands = find(cls), [find(c) for c in operands]
+        if all(c in known or c in static for c in operands):
+            derived.append((cls, op, operands, why, cls in tensor_dims))
             known.add(cls)
     for i, dims in enumerate(result_dims):
         for d, c in enumerate(dims):

@@ -4,6 +4,7 @@ ownership flags of the buffer-deallocation helper. Each i1 memref becomes an i8 
 to i1 and stores zero-extend, so the values computed stay i1."""
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith
 
@@ -26,6 +27,24 @@ def _retype_signature(fn) -> None:
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
 
 
+def _retype_global(op) -> None:
+    """A constant i1 buffer (`dense<true>` from a mask) becomes the same values as i8."""
+    mtype = ir.TypeAttr(op.attributes["type"]).value
+    if not _wide(mtype):
+        return
+    op.attributes["type"] = ir.TypeAttr.get(_wide(mtype))
+    if "initial_value" in op.attributes and isinstance(op.attributes["initial_value"], ir.DenseElementsAttr):
+        bits = ir.DenseIntElementsAttr(op.attributes["initial_value"])
+        shape = ir.MemRefType(mtype).shape
+        i8_tensor = ir.RankedTensorType.get(shape, ir.IntegerType.get_signless(8))
+        if bits.is_splat:
+            value = ir.IntegerAttr.get(i8_tensor.element_type, int(bits[0] != 0))
+            op.attributes["initial_value"] = ir.DenseElementsAttr.get_splat(i8_tensor, value)
+        else:
+            values = np.array([int(bits[i] != 0) for i in range(len(bits))]).reshape(shape).tolist()
+            op.attributes["initial_value"] = ir.Attribute.parse(f"dense<{values}> : {i8_tensor}")
+
+
 def store_i1_as_i8(module_op) -> None:
     """Every i1 memref, as i8 (ops are visited in order, so a buffer may be retyped before its uses)."""
     i1, i8 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(8)
@@ -33,6 +52,8 @@ def store_i1_as_i8(module_op) -> None:
         name = op.operation.name
         if name == "func.func":
             _retype_signature(op)
+        elif name == "memref.global":
+            _retype_global(op)
         for region in op.regions:              # function arguments, loop-carried buffers
             for block in region.blocks:
                 for arg in block.arguments:

@@ -5,7 +5,7 @@ export copies this file next to the exported library, for machines without the p
 None for a dynamic dim; `arg_dims` and `result_dims`, the equality class of every dim; `class_static`,
 class -> fixed size; `class_reason`, class -> the op that ties its members together; `derived`, the
 classes the function body computes from others by index arithmetic (a convolution's output size),
-as [class, op, a, b, why, is a tensor dim] in an order where each operand is known before it is used.
+as [class, op, [operand classes], why, is a tensor dim] in an order where each operand is known before it is used.
 """
 from __future__ import annotations
 
@@ -52,6 +52,9 @@ def _div_toward_zero(a: int, b: int) -> int:
     return quotient if (a >= 0) == (b > 0) else -quotient
 
 
+_U64 = (1 << 64) - 1        # unsigned comparisons see a negative index as its two's complement
+
+
 OPS = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,
@@ -60,8 +63,20 @@ OPS = {
     "ceildiv": lambda a, b: -(-a // b),
     "div": _div_toward_zero,
     "rem": lambda a, b: a - _div_toward_zero(a, b) * b,                # the sign of the dividend
+    "mod": lambda a, b: a % b,                                         # affine mod: never negative
     "max": max,
     "min": min,
+    "eq": lambda a, b: int(a == b),
+    "ne": lambda a, b: int(a != b),
+    "slt": lambda a, b: int(a < b),
+    "sle": lambda a, b: int(a <= b),
+    "sgt": lambda a, b: int(a > b),
+    "sge": lambda a, b: int(a >= b),
+    "ult": lambda a, b: int((a & _U64) < (b & _U64)),
+    "ule": lambda a, b: int((a & _U64) <= (b & _U64)),
+    "ugt": lambda a, b: int((a & _U64) > (b & _U64)),
+    "uge": lambda a, b: int((a & _U64) >= (b & _U64)),
+    "select": lambda c, a, b: a if c else b,
 }
 
 
@@ -69,13 +84,13 @@ def _derive(rules: dict, values: dict[int, int], first: dict) -> None:
     """Evaluate the computed sizes; one that an argument also fixes must agree with it, and none may be
     negative (an allocation of that size would be a crash in native code)."""
     name, static_of = rules["name"], rules["class_static"]
-    for cls, op, a, b, why, is_size in rules.get("derived", []):
-        x, y = (values.get(c, static_of.get(c)) for c in (a, b))
-        if x is None or y is None:
+    for cls, op, operands, why, is_size in rules.get("derived", []):
+        xs = [values.get(c, static_of.get(c)) for c in operands]
+        if None in xs:
             continue
-        if y == 0 and op in ("floordiv", "ceildiv", "div", "rem"):
+        if xs[-1] == 0 and op in ("floordiv", "ceildiv", "div", "rem", "mod"):
             raise ValueError(f"@{name}: these shapes make {why} divide by zero")
-        v = OPS[op](x, y)
+        v = OPS[op](*xs)
         known = values.get(cls, static_of.get(cls))
         if known is not None and known != v:
             where = "a static size" if cls not in first else "argument #{} dim {}".format(*first[cls])

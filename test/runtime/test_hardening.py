@@ -178,10 +178,32 @@ def test_slice_sizes_computed_by_index_arithmetic_are_checked(rng):
         exe(random(rng, (3, 2 * 5 - 3)), b)              # 1 + 3 * 2 = 7: one column short
 
 
+def test_clamped_slice_sizes_are_evaluated_per_call(rng):
+    """torch-mlir clamps a slice's end with cmpi/select/min/max: the rules evaluate those per call."""
+    clamp = ("%big = arith.cmpi ugt, %k, %m : index\n  %k2 = arith.select %big, %m, %k : index\n"
+             "  %as = tensor.extract_slice %a[0, 1] [%m, %k2]")
+    source = STRIDED.replace("%as = tensor.extract_slice %a[0, 1] [%m, %k]", clamp).replace(
+        "linalg.matmul ins(%as, %b", "linalg.matmul ins(%as, %bs").replace(
+        "%e = tensor.empty", "%bs = tensor.extract_slice %b[0, 0] [%k2, %n] [1, 1] : tensor<?x?xf32> to "
+                             "tensor<?x?xf32>\n  %e = tensor.empty")
+    exe = ftuner_mlir.compile(source)
+    for m, k in ((3, 5), (6, 4), (1, 1)):
+        kk = min(m, k)
+        a, b = random(rng, (m, 2 * kk)), random(rng, (k, 7))
+        ref = a[:, 1::2].astype(np.float64) @ b[:kk].astype(np.float64)
+        assert_matches(exe(a, b), ref, np.abs(a[:, 1::2]).astype(np.float64) @ np.abs(b[:kk]).astype(np.float64))
+        with pytest.raises(ValueError, match="tensor.extract_slice at"):
+            exe(random(rng, (m, 2 * kk - 1)), b)              # one column short of min(m, k) strided ones
+
+
 def test_unprovable_slices_are_refused_at_compile_time():
-    source = STRIDED.replace("%as = tensor.extract_slice %a[0, 1] [%m, %k]",
-                             "%big = arith.cmpi ugt, %k, %m : index\n  %k2 = arith.select %big, %k, %m : index\n"
-                             "  %as = tensor.extract_slice %a[0, 1] [%m, %k2]")
+    """A slice size read from tensor data cannot be checked before the call: refused when compiling."""
+    source = STRIDED.replace("func.func @every_other_column(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>)",
+                             "func.func @every_other_column(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, "
+                             "%s: tensor<1xi64>)").replace(
+        "%as = tensor.extract_slice %a[0, 1] [%m, %k]",
+        "%i = tensor.extract %s[%c0] : tensor<1xi64>\n  %k2 = arith.index_cast %i : i64 to index\n"
+        "  %as = tensor.extract_slice %a[0, 1] [%m, %k2]")
     with pytest.raises(CompileError,
                        match="cannot check that tensor.extract_slice stays inside its tensor: its size is neither"):
         ftuner_mlir.compile(source)

@@ -8,7 +8,7 @@ if [ ! -x "$root/.venv/bin/python" ]; then
   "$python" -m venv "$root/.venv"
 fi
 "$root/.venv/bin/python" -m pip install --quiet --upgrade pip >/dev/null
-"$root/.venv/bin/python" -m pip install --quiet -e "$root[test,bench]"
+"$root/.venv/bin/python" -m pip install --quiet -e "$root[test,bench,torch]"
 # compiled modules are linked into shared libraries with the system linker
 if ! command -v cc >/dev/null 2>&1 && ! command -v ld >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

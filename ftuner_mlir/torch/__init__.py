@@ -1,0 +1,45 @@
+"""The PyTorch front end: compile a torch.nn.Module once, call it on tensors of any shape inside the
+declared ranges (`pip install -e .[torch]`).
+
+    import ftuner_mlir.torch
+    compiled = ftuner_mlir.torch.compile(model, (ids,), dynamic_shapes=({1: torch.export.Dim("T", max=128)},))
+    out = compiled(other_ids)                 # any T in range: no recompilation
+
+    model = torch.compile(model, backend="ftuner", dynamic=True)    # the same, through TorchDynamo
+
+Route: torch.export (here) -> torch-mlir's linalg-on-tensors (a child process) -> ftuner_mlir.compile.
+"""
+from __future__ import annotations
+
+import time
+
+import torch
+
+from .. import compiler
+from . import exporting
+from .exporting import PinnedDims, UnsupportedModel
+from .function import CompiledModule
+
+__all__ = ["compile", "CompiledModule", "PinnedDims", "UnsupportedModel"]
+
+
+def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *, example_kwargs=None,
+            target: str = "host", **options) -> CompiledModule:
+    """Export `module` (eval mode, no gradients) with torch.export's `dynamic_shapes`, compile it once.
+    `options` are ftuner_mlir.compile's (num_threads, opt_level, cache, timeout_s, ...)."""
+    if not isinstance(example_args, tuple):
+        example_args = (example_args,)
+    started = time.perf_counter()
+    program = exporting.export(module, example_args, example_kwargs, dynamic_shapes)
+    exported = time.perf_counter()
+    source = exporting.to_linalg(program)
+    imported = time.perf_counter()
+    executable = compiler.compile(source, target, **options)
+    timings = {"export_s": exported - started, "import_s": imported - exported,
+               "compile_s": time.perf_counter() - imported}
+    ranges = exporting.dim_ranges(program)
+    exporting.check_dynamic_dims(executable["main"].rules, ranges)
+    return CompiledModule(executable, program, ranges, len(source), timings)
+
+
+from . import dynamo  # noqa: E402,F401  registers backend="ftuner" with torch.compile

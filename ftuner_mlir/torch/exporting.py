@@ -1,0 +1,171 @@
+"""A PyTorch module -> linalg-on-tensors MLIR text, with the workarounds real models need.
+
+torch.export runs here (the module lives in this process); torch-mlir's import runs in a child
+(import_worker.py). Built-in workarounds, each for a failure seen on transformers models:
+- non-persistent buffers (BERT's `position_ids`) are made persistent: torch-mlir looks buffers up in
+  the state dict only ("Could not find state mapping for buffer");
+- scaled_dot_product_attention is traced as its math (matmul, softmax, matmul): the fused op's
+  decomposition leaves a strided result that a later view cannot take (GPT-2: "Cannot view a tensor
+  with shape ... as a tensor with shape ...");
+- every `dynamic_shapes` entry keeps its declared range, read back from the exported program.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+from ..errors import CompileError
+from . import import_worker
+
+IMPORT_TIMEOUT_S = 3600.0
+
+
+class UnsupportedModel(CompileError):
+    """The model holds an op the route torch.export -> torch-mlir -> upstream MLIR cannot compile."""
+
+
+class PinnedDims(UnsupportedModel):
+    """Dims declared dynamic that the compiled code fixes to one size. Seen: torch-mlir 20261001 types a
+    3-D `linear` as [?, 1, N] when both its batch and sequence dims are dynamic, and casts to it."""
+
+    def __init__(self, message: str, dims: list):
+        super().__init__(message)
+        self.dims = dims                      # the DimRanges the code fixed
+
+
+@dataclasses.dataclass(frozen=True)
+class DimRange:
+    """Where dim `dim` of tensor input `input` may vary: min..max inclusive (max None: unbounded)."""
+    input: int
+    dim: int
+    name: str
+    min: int
+    max: int | None
+
+
+def attention_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                   enable_gqa=False):
+    """torch.nn.functional.scaled_dot_product_attention, written out (the reference formula)."""
+    scale = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    if enable_gqa:
+        repeat = query.size(-3) // key.size(-3)
+        key, value = key.repeat_interleave(repeat, -3), value.repeat_interleave(repeat, -3)
+    scores = torch.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        keep = torch.ones(query.size(-2), key.size(-2), dtype=torch.bool, device=query.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        scores = scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool \
+            else scores + attn_mask
+    weights = torch.softmax(scores, dim=-1)
+    if dropout_p:
+        weights = torch.dropout(weights, dropout_p, True)
+    return torch.matmul(weights, value)
+
+
+@contextlib.contextmanager
+def _exportable(module: torch.nn.Module):
+    """The module with every buffer persistent and attention traced as its math, restored after."""
+    saved = [(sub, set(sub._non_persistent_buffers_set)) for sub in module.modules()]
+    fused = torch.nn.functional.scaled_dot_product_attention
+    try:
+        for sub, _ in saved:
+            sub._non_persistent_buffers_set.clear()
+        torch.nn.functional.scaled_dot_product_attention = attention_math
+        yield module
+    finally:
+        torch.nn.functional.scaled_dot_product_attention = fused
+        for sub, names in saved:
+            sub._non_persistent_buffers_set.update(names)
+
+
+def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dynamic_shapes=None):
+    """torch.export of the module in eval mode, without gradients."""
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"ftuner_mlir.torch.compile takes a torch.nn.Module, got {type(module).__name__}")
+    with _exportable(module), torch.no_grad():
+        try:
+            return torch.export.export(module, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes)
+        except Exception as err:
+            raise UnsupportedModel(f"torch.export failed: {type(err).__name__}: {_first_lines(err)}") from err
+
+
+def _first_lines(err: Exception, n: int = 6) -> str:
+    return "\n".join(str(err).strip().splitlines()[:n])
+
+
+def _unbounded():
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+    return (sympy.oo, int_oo)
+
+
+_UNBOUNDED = _unbounded()
+
+
+def dim_ranges(program) -> list[DimRange]:
+    """The symbolic dims of the program's tensor inputs, with their ranges."""
+    ranges = program.range_constraints
+    out = []
+    placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
+    user_inputs = set(program.graph_signature.user_inputs)
+    tensors = [n for n in placeholders if n.name in user_inputs and isinstance(n.meta.get("val"), torch.Tensor)]
+    for i, node in enumerate(tensors):
+        for d, size in enumerate(node.meta["val"].shape):
+            if isinstance(size, torch.SymInt):
+                expr = size.node.expr
+                r = ranges.get(expr)
+                low = int(r.lower) if r is not None else 0
+                high = int(r.upper) if r is not None and r.upper not in _UNBOUNDED else None
+                out.append(DimRange(i, d, str(expr), low, high))
+    return out
+
+
+def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
+    """Every dim declared dynamic must stay dynamic in the compiled function's shape rules."""
+    pinned, reasons = [], []
+    for r in ranges:
+        cls = rules["arg_dims"][r.input][r.dim]
+        if cls in rules["class_static"]:
+            pinned.append(r)
+            reasons.append(f"dim {r.dim} of input #{r.input} ('{r.name}', declared {r.min}..{r.max or ''}) is fixed "
+                           f"to {rules['class_static'][cls]} by {rules['class_reason'].get(cls, 'the lowered code')}")
+    if pinned:
+        raise PinnedDims("the compiled code cannot serve every shape declared dynamic: " + "; ".join(reasons) +
+                         " (torch-mlir's lowering typed it static; declare fewer dims dynamic)", pinned)
+
+
+def _drop_guards(program) -> None:
+    """torch.export keeps its shape guards as Python code (`_guards_code`) that `run_decompositions`
+    turns into a `_guards_fn` call; code written for Dynamo's frame (`L['inputs']`) fails there with a
+    NameError. The compiled module checks the declared ranges and its own shape rules instead."""
+    program._guards_code = []
+
+
+def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
+    """The exported program as linalg-on-tensors text (torch-mlir, in a child process)."""
+    _drop_guards(program)
+    with tempfile.TemporaryDirectory(prefix="ftuner-torch-") as folder:
+        saved, text = os.path.join(folder, "program.pt2"), os.path.join(folder, "program.mlir")
+        torch.export.save(program, saved)
+        try:
+            proc = subprocess.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", saved, text],
+                                  capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
+        if proc.returncode == import_worker.UNSUPPORTED_EXIT:
+            if os.environ.get("FTUNER_TORCH_VERBOSE"):
+                sys.stderr.write(proc.stderr)
+            raise UnsupportedModel(proc.stderr.strip().splitlines()[-1])
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+            raise CompileError(f"torch-mlir's import failed (exit code {proc.returncode}):\n{tail}")
+        with open(text) as f:
+            return f.read()

@@ -1,0 +1,77 @@
+"""A compiled PyTorch module as a callable on torch tensors.
+
+Inputs are flattened the way torch.export flattened them; every tensor input is checked (dtype, rank,
+declared dim ranges, then the compiled function's own shape rules) before native code runs, and
+handed over without a copy when it is contiguous on the CPU (torch.Tensor.numpy shares the memory).
+Results come back as tensors sharing the native code's output buffers, in the module's output structure.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.utils import _pytree as pytree
+
+from .exporting import DimRange
+
+
+class CompiledModule:
+    """`compiled(*args, **kwargs)` like the module; one compilation serves every shape in the ranges."""
+
+    def __init__(self, executable, program, ranges: list[DimRange], source_bytes: int, timings: dict):
+        self.executable = executable
+        self.function = executable["main"]
+        self.ranges = ranges
+        self.timings = timings                 # seconds: export, import (torch-mlir), compile
+        self.source_bytes = source_bytes
+        self._in_spec = program.call_spec.in_spec
+        self._out_spec = program.call_spec.out_spec
+        example = pytree.tree_unflatten([_leaf(n) for n in _user_input_nodes(program)], self._in_spec)
+        self._constants = [(i, v) for i, v in enumerate(pytree.tree_leaves(example)) if not isinstance(v, _Tensor)]
+
+    def __call__(self, *args, **kwargs):
+        leaves, spec = pytree.tree_flatten((args, kwargs))
+        if spec != self._in_spec:
+            raise ValueError(f"the compiled module was exported with inputs structured as {self._in_spec}, "
+                             f"got {spec}")
+        for i, value in self._constants:
+            if leaves[i] != value:
+                raise ValueError(f"input #{i} was {value!r} at export time (a constant of the compiled code), "
+                                 f"got {leaves[i]!r}")
+        tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
+        self._check_ranges(tensors)
+        arrays = [_as_array(t, i) for i, t in enumerate(tensors)]
+        results = self.function(*arrays)
+        results = results if isinstance(results, tuple) else (results,)
+        return pytree.tree_unflatten([torch.from_numpy(r) for r in results], self._out_spec)
+
+    def _check_ranges(self, tensors) -> None:
+        for r in self.ranges:
+            if r.input >= len(tensors) or r.dim >= tensors[r.input].dim():
+                continue                           # the function's own checks name the rank
+            size = tensors[r.input].shape[r.dim]
+            if size < r.min or (r.max is not None and size > r.max):
+                high = "" if r.max is None else f"..{r.max}"
+                raise ValueError(f"input #{r.input} dim {r.dim} is {size}, outside the range {r.min}{high} "
+                                 f"declared for '{r.name}' in dynamic_shapes")
+
+
+class _Tensor:                       # marks a tensor leaf in the example inputs
+    pass
+
+
+def _user_input_nodes(program):
+    names = set(program.graph_signature.user_inputs)
+    return [n for n in program.graph.nodes if n.op == "placeholder" and n.name in names]
+
+
+def _leaf(node):
+    value = node.meta.get("val")
+    return _Tensor() if isinstance(value, torch.Tensor) else value
+
+
+def _as_array(t: torch.Tensor, i: int) -> np.ndarray:
+    if t.device.type != "cpu":
+        raise ValueError(f"input #{i} is on {t.device}; the compiled module runs on the CPU")
+    if t.requires_grad:
+        t = t.detach()
+    return t.contiguous().numpy()

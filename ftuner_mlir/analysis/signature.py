@@ -86,6 +86,7 @@ class Signature:
     bounds: tuple = ()                          # slices that must stay inside their tensor (shape_rules)
     allocations: tuple = ()                     # (dim classes, element bytes) of each tensor.empty
     derived: tuple = ()                         # (class, op, operands, why, is a tensor dim): computed sizes
+    asserts: tuple = ()                         # the module's cf.assert messages (lowering/asserts.py)
 
     def rules(self) -> dict:
         """The JSON-friendly form runtime/shape_rules.py checks calls against."""
@@ -95,7 +96,7 @@ class Signature:
                 "class_static": dict(self.class_static), "class_reason": dict(self.class_reason),
                 "bounds": [dict(b) for b in self.bounds],
                 "allocations": [[list(dims), size] for dims, size in self.allocations],
-                "derived": [list(d) for d in self.derived]}
+                "derived": [list(d) for d in self.derived], "asserts": list(self.asserts)}
 
 
 def _element(t) -> str:

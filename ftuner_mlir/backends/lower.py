@@ -3,11 +3,14 @@ compiler process (worker.py), compile(..., isolate=False), the GPU JIT and `ftun
 this one sequence: parse, select uKernels, read the signatures at the tensor level, lower."""
 from __future__ import annotations
 
+import dataclasses
+
 from mlir import ir
 
 from .. import driver
 from ..analysis.signature import analyze
 from ..errors import CompileError
+from ..lowering import asserts
 from ..ir.diagnostics import PassFailure, format_location, format_mlir_error
 from .cpu.options import BuildOptions
 
@@ -27,6 +30,8 @@ def lower(source: str, context: ir.Context, select, stages: list):
         if not signatures:
             raise CompileError("the module has no public func.func with a body to compile")
         driver.run_pipeline(module, stages)
+        reported = tuple(asserts.messages(module.operation))
+        signatures = {name: dataclasses.replace(sig, asserts=reported) for name, sig in signatures.items()}
     except ir.MLIRError as err:
         raise CompileError(format_mlir_error(err)) from None
     except PassFailure as err:

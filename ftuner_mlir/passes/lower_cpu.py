@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
-from ..lowering import abi, cpu, dispatch_calls, expand_shapes, llvm_target, narrow_types, pads
+from ..lowering import abi, asserts, cpu, dispatch_calls, expand_shapes, llvm_target, narrow_types, pads
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -20,7 +20,7 @@ class LowerCpu(ModulePass):
 
     def steps(self) -> list:
         """On tensors: the ABI, pads as copies, parallel copies, vectorized uKernels; bufferize; then
-        inlining, OpenMP, loops, i1 buffers as i8, and the LLVM dialect, checked, with the target for
+        inlining, OpenMP, loops, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
         LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
@@ -30,7 +30,7 @@ class LowerCpu(ModulePass):
                 VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(cpu.loops_pipeline()),
-                narrow_types.store_i1_as_i8, ",".join(to_llvm),
+                narrow_types.store_i1_as_i8, asserts.report_failed_asserts, ",".join(to_llvm),
                 cpu.check_llvm_dialect, self._annotate_llvm_target]
 
     def _annotate_llvm_target(self, module_op) -> None:

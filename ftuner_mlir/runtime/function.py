@@ -42,6 +42,28 @@ def packed_interface(address: int):
     return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
 
 
+TAKE_FAILED_ASSERT = "ftuner_take_failed_assert"   # lowering/asserts.py: () -> number of a failed cf.assert
+
+
+class AssertionFailure(RuntimeError):
+    """A `cf.assert` of the compiled code failed during the call (its message says which)."""
+
+
+def take_failed_assert(address: int, packed: bool = False):
+    """The module's TAKE_FAILED_ASSERT function at `address` as a Python callable; `packed`: the
+    ExecutionEngine's wrapper of it (one `void**`, its last slot pointing to the result)."""
+    if not packed:
+        return ctypes.CFUNCTYPE(ctypes.c_int32)(address)
+    wrapper = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+    result = ctypes.c_int32()
+    slots = (ctypes.c_void_p * 1)(ctypes.addressof(result))
+
+    def take() -> int:
+        wrapper(ctypes.addressof(slots))
+        return result.value
+    return take
+
+
 class Function:
     """One public function: `fn(*arrays, out=None)`. `entry` is its C interface as a ctypes function
     (one descriptor pointer per argument, then one per result) or, with `packed`, the ExecutionEngine's
@@ -50,8 +72,9 @@ class Function:
 
     SHAPE_CACHE = 256     # argument-shape tuples whose checked plans are remembered
 
-    def __init__(self, entry, rules: dict, tiled_ops: tuple = (), packed: bool = False):
+    def __init__(self, entry, rules: dict, tiled_ops: tuple = (), packed: bool = False, failed_assert=None):
         self._packed = packed
+        self._failed_assert = failed_assert         # take_failed_assert(...) when rules["asserts"] is not empty
         self.name = rules["name"]
         self.rules = rules
         self.tiled_ops = tiled_ops
@@ -125,6 +148,10 @@ class Function:
             self._entry(packed)
         else:
             self._entry(*buffer.pointers)
+        number = self._failed_assert() if self._failed_assert is not None else 0
+        if number:
+            raise AssertionFailure(f"@{self.name}: the compiled code's assertion failed: "
+                                   f"{self.rules['asserts'][number - 1]}")
 
     def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:
         if out is None:

@@ -142,11 +142,15 @@ class ExportedModule:
         if self.kind == "gpu":
             return ExportedFunction(entry, rules)
         try:                            # numpy is needed by CPU modules only
-            from .function import Function, c_interface
+            from .function import TAKE_FAILED_ASSERT, Function, c_interface, take_failed_assert
         except ImportError:             # pragma: no cover - as a script
-            from function import Function, c_interface
+            from function import TAKE_FAILED_ASSERT, Function, c_interface, take_failed_assert
         address = ctypes.cast(entry, ctypes.c_void_p).value
-        return Function(c_interface(address, len(rules["args"]) + len(rules["results"])), rules)
+        take = None
+        if rules.get("asserts"):
+            take = take_failed_assert(ctypes.cast(getattr(self.lib, TAKE_FAILED_ASSERT), ctypes.c_void_p).value)
+        return Function(c_interface(address, len(rules["args"]) + len(rules["results"])), rules,
+                        failed_assert=take)
 
     def __getitem__(self, name: str):
         try:

@@ -83,15 +83,30 @@ def test_malformed_module_is_a_compile_error():
 
 
 def test_result_size_not_derivable():
-    """collapse_shape's result size is a product the shape rules do not track: refused at compile time,
-    rather than allocating a wrong-sized output at run time."""
+    """A result size read from tensor data does not follow from the argument shapes: refused at compile
+    time, rather than allocating a wrong-sized output at run time."""
+    src = """
+func.func @f(%a: tensor<?xf32>, %n: tensor<1xi64>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %n[%c0] : tensor<1xi64>
+  %size = arith.index_cast %v : i64 to index
+  %e = tensor.empty(%size) : tensor<?xf32>
+  return %e : tensor<?xf32>
+}"""
+    with pytest.raises(CompileError, match="cannot tell the size of dim 0 of result #0 of @f"):
+        ftuner_mlir.compile(src)
+
+
+def test_collapsed_result_size_is_the_product(rng):
     src = """
 func.func @f(%a: tensor<?x?xf32>) -> tensor<?xf32> {
   %r = tensor.collapse_shape %a [[0, 1]] : tensor<?x?xf32> into tensor<?xf32>
   return %r : tensor<?xf32>
 }"""
-    with pytest.raises(CompileError, match="cannot tell the size of dim 0 of result #0 of @f"):
-        ftuner_mlir.compile(src)
+    exe = ftuner_mlir.compile(src)
+    for shape in ((3, 7), (1, 1), (13, 1)):
+        a = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(exe(a), a.reshape(-1))
 
 
 def test_no_public_function():

@@ -28,6 +28,7 @@ LAYERS = [
     ("compiler",),
     ("export",),
     ("__init__",),            # the public API: ftuner_mlir.compile, ftuner_mlir.CpuTarget, ...
+    ("torch",),               # the PyTorch front end: modules in, compiled callables on tensors out
     ("tuner", "bench"),
     ("tools",),
 ]

@@ -12,7 +12,7 @@ from pathlib import Path
 from ... import settings
 from ...errors import CompileError
 from ...runtime import libs
-from ...runtime.function import Function, packed_interface
+from ...runtime.function import TAKE_FAILED_ASSERT, Function, packed_interface, take_failed_assert
 from ...tuning.db import chosen_tile
 from ...ukernel.space import UKernelSet
 from .. import cache as module_cache
@@ -116,5 +116,6 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     functions = {}
     for name, sig in signatures.items():
         entry = packed_interface(engine.raw_lookup(f"_mlir_ciface_{name}"))
-        functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True)
+        flag = take_failed_assert(engine.raw_lookup(TAKE_FAILED_ASSERT), packed=True) if sig.asserts else None
+        functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True, failed_assert=flag)
     return Executable((context, module, engine), functions, llvm_dialect, origin="in-process")

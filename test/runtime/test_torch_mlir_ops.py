@@ -1,0 +1,73 @@
+"""Ops torch-mlir's exports contain, each compiled and checked on its own: failed cf.asserts, constant
+i1 masks, and the size arithmetic the shape rules follow (affine.apply, collapse/expand_shape,
+tensor.reshape to a from_elements shape)."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ftuner_mlir
+from ftuner_mlir.runtime.function import AssertionFailure
+
+INPUTS = Path(__file__).parent / "Inputs"
+GATHER = (INPUTS / "gather-asserts.mlir").read_text()
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["library", "in-process"])
+def test_failed_asserts_raise_with_their_message(rng, isolate):
+    exe = ftuner_mlir.compile(GATHER, isolate=isolate)
+    table = rng.standard_normal((5, 3)).astype(np.float32)
+    for n in (1, 4, 9):
+        ids = rng.integers(0, 5, n).astype(np.int64)
+        np.testing.assert_array_equal(exe(table, ids), table[ids])
+    with pytest.raises(AssertionFailure, match=r"index must be smaller than dim size \(.*:12:5\)"):
+        exe(table, np.array([1, 5, 2], np.int64))
+    with pytest.raises(AssertionFailure, match="index must be larger or equal to 0"):
+        exe(table, np.array([-1], np.int64))
+    ids = np.array([4, 0], np.int64)
+    np.testing.assert_array_equal(exe(table, ids), table[ids])      # the failure was taken: calls go on
+
+
+def test_constant_i1_masks(rng):
+    exe = ftuner_mlir.compile((INPUTS / "i1-constant-masks.mlir").read_text())
+    a = rng.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_array_equal(exe(a), a * np.array([[1, 0, 1], [0, 0, 1]], np.float32))
+
+
+RESHAPES = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @f(%a: tensor<?x?x4xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %a, %c0 : tensor<?x?x4xf32>
+  %t = tensor.dim %a, %c1 : tensor<?x?x4xf32>
+  %rows = affine.apply affine_map<()[s0, s1] -> (s0 * s1)>()[%b, %t]
+  %flat = tensor.collapse_shape %a [[0, 1], [2]] : tensor<?x?x4xf32> into tensor<?x4xf32>
+  %back = tensor.expand_shape %flat [[0, 1], [2]] output_shape [%b, %t, 4] : tensor<?x4xf32> into tensor<?x?x4xf32>
+  %b64 = arith.index_cast %b : index to i64
+  %t64 = arith.index_cast %t : index to i64
+  %c4 = arith.constant 4 : i64
+  %cols = arith.muli %t64, %c4 : i64
+  %shape = tensor.from_elements %b64, %cols : tensor<2xi64>
+  %two = tensor.reshape %back(%shape) : (tensor<?x?x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  %e = tensor.empty(%b, %cols_i) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%two : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.addf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+"""
+
+
+def test_size_arithmetic_of_reshapes(rng):
+    """Every result and intermediate size follows from the argument through affine.apply, collapse,
+    expand and a reshape to a from_elements shape; shapes never seen at compile time included."""
+    source = RESHAPES.replace("%e = tensor.empty(%b, %cols_i)",
+                              "%cols_i = arith.index_cast %cols : i64 to index\n  %e = tensor.empty(%b, %cols_i)")
+    exe = ftuner_mlir.compile(source)
+    for shape in ((2, 3, 4), (1, 1, 4), (7, 5, 4)):
+        a = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_array_equal(exe(a), (a + a).reshape(shape[0], -1))

@@ -135,7 +135,7 @@ def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
         cls = rules["arg_dims"][r.input][r.dim]
         if cls in rules["class_static"]:
             pinned.append(r)
-            reasons.append(f"dim {r.dim} of input #{r.input} ('{r.name}', declared {r.min}..{r.max or ''}) is fixed "
+            reasons.append(f"dim {r.dim} of input #{r.input} (declared dynamic, {r.min}..{r.max or ''}) is fixed "
                            f"to {rules['class_static'][cls]} by {rules['class_reason'].get(cls, 'the lowered code')}")
     if pinned:
         raise PinnedDims("the compiled code cannot serve every shape declared dynamic: " + "; ".join(reasons) +
@@ -163,7 +163,7 @@ def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
         if proc.returncode == import_worker.UNSUPPORTED_EXIT:
             if os.environ.get("FTUNER_TORCH_VERBOSE"):
                 sys.stderr.write(proc.stderr)
-            raise UnsupportedModel(proc.stderr.strip().splitlines()[-1])
+            raise UnsupportedModel(proc.stderr.strip().splitlines()[-1].removeprefix("unsupported: "))
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
             raise CompileError(f"torch-mlir's import failed (exit code {proc.returncode}):\n{tail}")

@@ -33,13 +33,14 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
         message = [line.strip() for line in str(err).strip().splitlines() if line.strip()]
         op = next((m for line in message for m in _FOREIGN_OP.findall(line)), None)
-        print(f"unsupported: {op or type(err).__name__}: {' '.join(message[:2])[:400]}", file=sys.stderr)
+        print(f"unsupported: torch-mlir cannot import the model ({op or type(err).__name__}): "
+              f"{' '.join(message[:2])[:400]}", file=sys.stderr)
         return UNSUPPORTED_EXIT
     text = str(module)
     left = foreign_ops(text)
     if left:
-        print(f"unsupported: {', '.join(left)}: torch-mlir left these ops of its own dialects in the linalg "
-              f"output; upstream MLIR cannot compile them", file=sys.stderr)
+        print(f"unsupported: the model needs {', '.join(left)}: ops of torch-mlir's own dialects that it "
+              f"left in the linalg output, which upstream MLIR cannot compile", file=sys.stderr)
         return UNSUPPORTED_EXIT
     with open(out, "w") as f:
         f.write(text)

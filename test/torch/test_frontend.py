@@ -1,0 +1,121 @@
+"""The PyTorch front end on tiny BERT and GPT-2 (ftuner_mlir.torch.compile and torch.compile with
+backend="ftuner"): compiled once, correct against the float64 model at sequence lengths and batch
+sizes never used at export; bad calls and unsupported models get clear errors.
+
+Tolerance 1e-4 relative to the output's largest magnitude: float32 rounding (6e-8) through 2 layers of
+K <= 128 dot products, softmax and layer norms; measured errors are 1e-7..3e-6."""
+import sys
+
+import numpy as np
+import pytest
+import torch
+from torch.export import Dim
+
+import ftuner_mlir.torch as ftorch
+from ftuner_mlir import compiler
+from ftuner_mlir.runtime.function import AssertionFailure
+
+from .models import MAX_T, VOCAB, ids, reference_f64, relative_error, tiny
+
+TOLERANCE = 1e-4
+
+
+@pytest.fixture(scope="module", params=["bert", "gpt2"])
+def compiled(request):
+    model = tiny(request.param)
+    example = ids(np.random.default_rng(), 2, 24)
+    out = ftorch.compile(model, (example,), dynamic_shapes=({1: Dim("T", min=2, max=MAX_T)},))
+    return model, out
+
+
+def test_every_length_in_range_from_one_compilation(compiled, rng):
+    model, out = compiled
+    reference = reference_f64(model)
+    before = compiler.compilations
+    with torch.no_grad():
+        for t in (2, 5, 17, 43, 100, MAX_T):             # 24 was the export's example
+            x = ids(rng, 2, t)
+            got = out(x)
+            assert got.shape == (2, t, 64) and got.dtype == torch.float32
+            assert relative_error(got, reference(x)) < TOLERANCE, f"T={t}"
+    assert compiler.compilations == before               # no recompilation between shapes
+    assert "torch_mlir" not in sys.modules               # the import ran in a child process
+
+
+def test_calls_are_checked_before_native_code(compiled, rng):
+    _, out = compiled
+    with pytest.raises(ValueError, match=r"input #0 dim 1 is 129, outside the range 2..128"):
+        out(ids(rng, 2, MAX_T + 1))
+    with pytest.raises(ValueError, match="input #0 dim 1 is 1, outside the range 2..128"):
+        out(ids(rng, 2, 1))
+    with pytest.raises(ValueError, match="argument #0 must have dtype int64, got int32"):
+        out(ids(rng, 2, 7).to(torch.int32))
+    with pytest.raises(ValueError, match="argument #0 dim 0 must be 2"):
+        out(ids(rng, 3, 7))                              # the batch was not declared dynamic
+    with pytest.raises(AssertionFailure, match="index must be smaller than dim size"):
+        out(torch.full((2, 7), VOCAB, dtype=torch.int64))   # a token id past the vocabulary
+
+
+def test_non_contiguous_and_grad_inputs_are_taken(compiled, rng):
+    model, out = compiled
+    wide = ids(rng, 2, 40)
+    x = wide[:, ::2]                                    # strided view: copied to contiguous
+    with torch.no_grad():
+        assert relative_error(out(x), reference_f64(model)(x.contiguous())) < TOLERANCE
+
+
+@pytest.mark.parametrize("kind", ["gpt2"])
+def test_torch_compile_backend(kind, rng):
+    """dynamic=True makes batch and length symbolic; torch-mlir pins one of them when both are
+    dynamic (PinnedDims), so the backend keeps the length dynamic and compiles per batch size."""
+    model = tiny(kind, seed=1)
+    reference = reference_f64(model)
+    fast = torch.compile(model, backend="ftuner", dynamic=True)
+    with torch.no_grad():
+        for batch, t in ((2, 9), (2, 31), (3, 5), (3, 77), (2, 64)):
+            x = ids(rng, batch, t)
+            assert relative_error(fast(x), reference(x)) < TOLERANCE, f"batch {batch} T={t}"
+
+
+def test_unsupported_ops_are_named():
+    class Cumsum(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x, 1)
+
+    with pytest.raises(ftorch.UnsupportedModel, match=r"the model needs tm_tensor\.scan"):
+        ftorch.compile(Cumsum(), (torch.randn(2, 5),), dynamic_shapes=({1: Dim("T", min=2, max=64)},))
+
+
+def test_dims_the_lowering_pins_are_a_compile_error():
+    linear = torch.nn.Linear(8, 4).eval()
+    with pytest.raises(ftorch.PinnedDims, match=r"dim 1 of input #0 \(declared dynamic, 2..128\) is fixed to 1"):
+        ftorch.compile(linear, (torch.randn(2, 5, 8),),
+                       dynamic_shapes=({0: Dim("B", min=1, max=64), 1: Dim("T", min=2, max=128)},))
+
+
+def test_multiple_outputs_int64_and_reductions(rng):
+    """An embedding gather by int64 ids, softmax, layer norm, a float64 reduction and a tuple of results."""
+    class Mixed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(50, 16)
+            self.norm = torch.nn.LayerNorm(16)
+
+        def forward(self, tokens, scores):
+            h = self.norm(self.embed(tokens))
+            return torch.softmax(h, -1), scores.double().sum(-1), tokens * 2
+
+    torch.manual_seed(0)
+    module = Mixed().eval()
+    example = (torch.randint(0, 50, (3, 6)), torch.randn(3, 6))
+    out = ftorch.compile(module, example, dynamic_shapes=({1: Dim("T", max=64)}, {1: Dim("T", max=64)}))
+    for t in (2, 13, 64):
+        tokens = torch.from_numpy(rng.integers(0, 50, (3, t)))
+        scores = torch.from_numpy(rng.standard_normal((3, t)).astype("float32"))
+        got = out(tokens, scores)
+        with torch.no_grad():
+            want = reference_f64(module)(tokens, scores.double())
+        assert isinstance(got, tuple) and len(got) == 3
+        assert relative_error(got[0], want[0]) < TOLERANCE
+        assert got[1].dtype == torch.float64 and relative_error(got[1], want[1]) < 1e-6
+        assert torch.equal(got[2], tokens * 2)

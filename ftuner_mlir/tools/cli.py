@@ -8,6 +8,7 @@
     ftuner export          a module compiled ahead of time (CPU or GPU): shared library + loader
     ftuner bench-conv      ResNet-50's conv layers against torch eager (batch x resolution)
     ftuner bench-compile   compile time against model size (1, 6, 24 Dense layers), cold and cached
+    ftuner bench-coexist   torch eager and compiled code alternating in one process (OpenMP runtimes)
     ftuner cache           list or clear the on-disk cache of compiled modules
 """
 from __future__ import annotations
@@ -258,6 +259,15 @@ def bench_conv(args) -> int:
     return 0
 
 
+def bench_coexist(args) -> int:
+    from ftuner_mlir.bench import coexist
+
+    rows = coexist.run()
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
 def cache(args) -> int:
     from ftuner_mlir.backends import cache as module_cache
 
@@ -343,6 +353,9 @@ def main(argv=None) -> None:
     p.add_argument("--target", default="host", help="as for compile")
     p.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON to PATH")
     p.set_defaults(run=bench_conv)
+    p = sub.add_parser("bench-coexist", help="torch eager and compiled code alternating in one process")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the rows as JSON to PATH")
+    p.set_defaults(run=bench_coexist)
     p = sub.add_parser("cache", help="list (default) or clear the on-disk cache of compiled modules")
     p.add_argument("action", nargs="?", choices=("list", "clear"), default="list")
     p.add_argument("--json", action="store_true", help="the entries as JSON")

@@ -7,18 +7,23 @@ declared ranges (`pip install -e .[torch]`).
 
     model = torch.compile(model, backend="ftuner", dynamic=True)    # the same, through TorchDynamo
 
+Import this before torch: both then share one OpenMP runtime (openmp.py).
 Route: torch.export (here) -> torch-mlir's linalg-on-tensors (a child process) -> ftuner_mlir.compile.
 """
 from __future__ import annotations
 
 import time
 
-import torch
+from .openmp import share_runtime
 
-from .. import compiler
-from . import exporting
-from .exporting import PinnedDims, UnsupportedModel
-from .function import CompiledModule
+share_runtime()           # before torch loads its own OpenMP runtime (openmp.py says why)
+
+import torch  # noqa: E402
+
+from .. import compiler  # noqa: E402
+from . import exporting  # noqa: E402
+from .exporting import PinnedDims, UnsupportedModel  # noqa: E402
+from .function import CompiledModule  # noqa: E402
 
 __all__ = ["compile", "CompiledModule", "PinnedDims", "UnsupportedModel"]
 

@@ -2,6 +2,8 @@
 
     ftuner demo            compile the paper's Dense layer once, run it for T in a subset of 1..128
     ftuner demo --all      every T = 1..128
+    ftuner demo --model bert|bert-large|gpt2   a whole transformers model (random weights), T = the
+                           paper's 5..128, checked against torch eager and timed beside it
     ftuner target          the detected hardware model and the uKernel sets it selects
     ftuner bench           every column side by side: numpy, torch, padding to buckets, per-shape static
     ftuner tune            measure the best analytic uKernel candidates once; compile then uses the best
@@ -70,6 +72,8 @@ def _single_threaded_references() -> None:
 
 
 def demo(args) -> int:
+    if args.model:
+        return model_demo(args)
     _single_threaded_references()
     import types
 
@@ -259,6 +263,19 @@ def bench_conv(args) -> int:
     return 0
 
 
+def model_demo(args) -> int:
+    try:
+        from ftuner_mlir.bench import model_demo
+    except ImportError as err:
+        print(f"ftuner demo --model: needs the PyTorch extra (pip install -e .[torch]): {err}", file=sys.stderr)
+        return 1
+    ts = args.t if args.t != list(DEFAULT_T) else list(model_demo.PAPER_T)
+    result = model_demo.run(args.model, args.layers, args.batch, ts, args.min_time, args.seed)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+    return 1 if result["failures"] else 0
+
+
 def bench_coexist(args) -> int:
     from ftuner_mlir.bench import coexist
 
@@ -323,6 +340,11 @@ def main(argv=None) -> None:
     p.add_argument("--min-time", type=_seconds, default=0.2, help="seconds of timed runs per shape and column")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", metavar="PATH", help="also write the table, the machine and the versions as JSON")
+    p.add_argument("--model", choices=("bert", "bert-large", "gpt2"),
+                   help="a whole transformers model instead of the Dense layer (T default: the paper's 5..128)")
+    p.add_argument("--layers", type=_positive_int, default=None,
+                   help="with --model: layers to build (default: the config's, 12 / 24 / 12)")
+    p.add_argument("--batch", type=_positive_int, default=16, help="with --model: the batch size (default: 16)")
     p.set_defaults(run=demo)
     p = sub.add_parser("bench", help="benchmark every column side by side; JSON + PNG")
     add_bench_arguments(p)

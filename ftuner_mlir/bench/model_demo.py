@@ -1,0 +1,55 @@
+"""`ftuner demo --model bert|bert-large|gpt2`: a transformers model (random weights from its config,
+nothing downloaded) compiled once with a dynamic sequence length, run for the paper's T values, each
+output checked against torch eager and timed side by side with it in this process."""
+from __future__ import annotations
+
+import math
+import time
+
+PAPER_T = (5, 24, 43, 62, 81, 100, 119, 128)
+EXPORT_T = 24                # the example length torch.export traces with
+TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
+
+
+def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int) -> dict:
+    """depth: the number of layers (None: the config's)."""
+    from .transformer_models import build, hidden, layers   # first: it imports ftuner_mlir.torch before torch
+
+    import ftuner_mlir.torch as ftorch
+    import torch
+
+    from .measure import median_times
+
+    overrides = {} if not depth else {"n_layer": depth} if kind == "gpt2" else {"num_hidden_layers": depth}
+    module, config = build(kind, seed, **overrides)
+    depth = layers(config)
+    vocab, max_t = config.vocab_size, max(ts)
+    generator = torch.Generator().manual_seed(seed)
+    example = torch.randint(0, vocab, (batch, EXPORT_T), generator=generator)
+    dims = ({1: torch.export.Dim("T", min=2, max=max(max_t, EXPORT_T))},)
+    started = time.perf_counter()
+    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims)
+    total = time.perf_counter() - started
+    t = compiled.timings
+    print(f"{kind}: {depth} layers, hidden {hidden(config)}, batch {batch}, "
+          f"random weights; compiled once in {total:.1f} s (torch.export {t['export_s']:.1f} s, torch-mlir "
+          f"{t['import_s']:.1f} s, ftuner {t['compile_s']:.1f} s; {compiled.source_bytes / 2**20:.0f} MiB of MLIR)")
+    print(f"{'T':>4} {'ftuner ms':>10} {'torch ms':>9} {'torch/ftuner':>12} {'max rel.err':>11}")
+    rows, failures = [], 0
+    with torch.no_grad():
+        for length in ts:
+            ids = torch.randint(0, vocab, (batch, length), generator=generator)
+            want, got = module(ids), compiled(ids)
+            err = float((got - want).abs().max() / want.abs().max())
+            failures += not err <= TOLERANCE
+            times = median_times({"torch": lambda: module(ids), "ftuner": lambda: compiled(ids)}, min_time)
+            rows.append({"T": length, "ftuner_s": times["ftuner"], "torch_s": times["torch"], "rel_err": err})
+            print(f"{length:>4} {times['ftuner'] * 1e3:>10.2f} {times['torch'] * 1e3:>9.2f} "
+                  f"{times['torch'] / times['ftuner']:>12.2f} {err:>11.1e}{'' if err <= TOLERANCE else '  WRONG'}")
+    geomean = math.exp(sum(math.log(r["torch_s"] / r["ftuner_s"]) for r in rows) / len(rows))
+    print(f"geomean torch/ftuner {geomean:.2f} (above 1: ftuner faster); "
+          f"{'all outputs match torch' if not failures else f'{failures} outputs differ from torch'} "
+          f"(tolerance {TOLERANCE:g})")
+    return {"model": kind, "layers": depth, "batch": batch, "timings": dict(t, total_s=total),
+            "mlir_bytes": compiled.source_bytes, "rows": rows, "geomean_torch_over_ftuner": geomean,
+            "failures": failures}

@@ -64,9 +64,18 @@ def jobs() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def build_library(bytecode: Path, library: Path, target, opt_level: int) -> tuple[dict[str, float], int]:
-    """LLVM-dialect bytecode -> `library`; (the seconds each step took, the number of compilation
-    units). Intermediates stay next to it.
+def assemble(text: str, obj: Path) -> Path:
+    """Assembly text (x86-64, GNU syntax) -> an object file, with the wheels' llvm-mc."""
+    source = obj.with_suffix(".s")
+    source.write_text(text)
+    run_tool([libs.tool("llvm-mc"), f"-triple={TRIPLE}", "-filetype=obj", str(source), "-o", str(obj)])
+    return obj
+
+
+def build_library(bytecode: Path, library: Path, target, opt_level: int,
+                  data_objects: list[Path] = ()) -> tuple[dict[str, float], int]:
+    """LLVM-dialect bytecode -> `library`, linked with `data_objects` (constants.py); (the seconds each
+    step took, the number of compilation units). Intermediates stay next to it.
 
     The LLVM module is split by function into one unit per core (llvm-split keeps each function
     whole and promotes what units share), and the units go through opt and llc in parallel: the
@@ -100,5 +109,6 @@ def build_library(bytecode: Path, library: Path, target, opt_level: int) -> tupl
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(units)) as pool:
         timed("opt+llc", lambda: objects.extend(pool.map(compile_unit, units)))
     # -lm: math ops without an LLVM lowering (math.erf, ...) are libm calls (convert-math-to-libm)
-    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects), "-lm"]))
+    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects), *map(str, data_objects),
+                                             "-lm"]))
     return seconds, len(units)

@@ -56,16 +56,20 @@ def build(source: str, options, out: Path) -> dict:
     from mlir import ir
 
     from ..lower import lower_cpu
-    from .toolchain import build_library
+    from . import constants
+    from .toolchain import assemble, build_library
 
     t0 = time.perf_counter()
     context = ir.Context()
     module, signatures = lower_cpu(source, context, options)
+    with context:
+        moved = constants.move_out(module, source, out)
     bytecode = out / "module.mlirbc"
     with open(bytecode, "wb") as f:
         module.operation.write_bytecode(f)
     seconds = {"mlir": round(time.perf_counter() - t0, 4)}
-    llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level)
+    data_objects = [assemble(constants.assembly(moved, out), out / "constants.o")] if moved else []
+    llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level, data_objects)
     seconds.update(llvm_seconds)
     manifest = {
         "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_sha256": sha256_of(out / LIBRARY),
@@ -74,9 +78,9 @@ def build(source: str, options, out: Path) -> dict:
         "functions": {name: sig.rules() for name, sig in signatures.items()},
         "tiled_ops": {name: [[dataclasses.asdict(uks), list(loops)] for uks, loops in sig.tiled_ops]
                       for name, sig in signatures.items()},
-        "seconds": seconds, "units": units,
+        "seconds": seconds, "units": units, "constant_bytes": sum(size for _, _, size, _ in moved),
     }
-    for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*")]:
+    for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), *out.glob("constants.*")]:
         leftover.unlink(missing_ok=True)
     (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
     return manifest

@@ -1,0 +1,90 @@
+"""Large constants (a model's weights) go into the library as raw bytes, not through LLVM.
+
+Left in the LLVM dialect, every weight becomes a textual LLVM IR constant: BERT-base's 440 MB of
+weights made mlir-translate write more than 2.6 GB of IR over 7 minutes before llc even started.
+Instead, each constant global of at least THRESHOLD bytes becomes an external declaration, its bytes
+go to `constants.bin`, and a few lines of assembly (`.incbin`) define the symbol: llvm-mc turns those
+into an object file in a fraction of a second, and the linker copies the bytes into the library.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+from mlir import ir
+
+THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
+BLOB_FILE = "constants.bin"
+ASSEMBLY_FILE = "constants.s"
+_RESOURCE = re.compile(r"dense_resource<([^>]+)>")
+
+
+def resource_blobs(source: str) -> dict[str, tuple[int, int]]:
+    """Where each `dialect_resources` blob's hex digits lie in `source`: name -> (start, end)."""
+    start = source.rfind("{-#")
+    if start < 0:
+        return {}
+    out = {}
+    for m in re.finditer(r'([A-Za-z0-9_.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"', source[start:]):
+        out[m.group(1)] = (start + m.start(2), start + m.end(2))
+    return out
+
+
+def _bytes_of(value: ir.Attribute, source: str, blobs: dict) -> bytes | None:
+    """The raw little-endian bytes of a global's value, or None when they cannot be read here."""
+    if _is(ir.DenseResourceElementsAttr, value):
+        found = _RESOURCE.match(str(value))
+        if found is None or found.group(1) not in blobs:
+            return None
+        begin, end = blobs[found.group(1)]
+        return bytes.fromhex(source[begin + 8:end])          # the first 4 bytes are the blob's alignment
+    if _is(ir.DenseElementsAttr, value) and not ir.DenseElementsAttr(value).is_splat:
+        try:
+            return np.asarray(ir.DenseElementsAttr(value)).tobytes()
+        except (TypeError, ValueError, RuntimeError):
+            return None
+    return None
+
+
+def _is(kind, value: ir.Attribute) -> bool:
+    """Attributes of an op come back as plain ir.Attribute: a cast tells the kind (without printing)."""
+    try:
+        kind(value)
+    except ValueError:
+        return False
+    return True
+
+
+def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int]]:
+    """Large constant globals of the LLVM-dialect `module` become external declarations; their bytes
+    are appended to folder/BLOB_FILE. Returns (symbol, offset, size, alignment) per moved global."""
+    blobs = resource_blobs(source)
+    moved = []
+    with open(folder / BLOB_FILE, "wb") as out:
+        for op in module.body.operations:
+            if op.operation.name != "llvm.mlir.global" or "constant" not in op.attributes \
+                    or "value" not in op.attributes:
+                continue
+            data = _bytes_of(op.attributes["value"], source, blobs)
+            if data is None or len(data) < THRESHOLD:
+                continue
+            align = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 16
+            offset = -out.tell() % align + out.tell()
+            out.write(b"\0" * (offset - out.tell()) + data)
+            moved.append((ir.StringAttr(op.attributes["sym_name"]).value, offset, len(data), align))
+            del op.attributes["value"]
+            op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
+            op.attributes["dso_local"] = ir.UnitAttr.get()
+    return moved
+
+
+def assembly(moved, folder: Path) -> str:
+    """Assembly defining each moved symbol (hidden: nothing outside the library sees it) from the blob."""
+    blob = (folder / BLOB_FILE).resolve()
+    lines = ['\t.section .rodata.ftuner_constants,"a",@progbits']
+    for symbol, offset, size, align in moved:
+        lines += [f"\t.p2align {max(align, 1).bit_length() - 1}", f"\t.globl {symbol}", f"\t.hidden {symbol}",
+                  f"\t.type {symbol},@object", f"\t.size {symbol}, {size}", f"{symbol}:",
+                  f'\t.incbin "{blob}", {offset}, {size}']
+    return "\n".join(lines) + "\n"

@@ -79,12 +79,17 @@ def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int
     return moved
 
 
+BASE_SYMBOL = ".Lftuner_constants"
+
+
 def assembly(moved, folder: Path) -> str:
-    """Assembly defining each moved symbol (hidden: nothing outside the library sees it) from the blob."""
+    """Assembly that includes the blob once (llvm-mc reads the file for every .incbin) and defines each
+    moved symbol at its offset; hidden: nothing outside the library sees them."""
     blob = (folder / BLOB_FILE).resolve()
-    lines = ['\t.section .rodata.ftuner_constants,"a",@progbits']
-    for symbol, offset, size, align in moved:
-        lines += [f"\t.p2align {max(align, 1).bit_length() - 1}", f"\t.globl {symbol}", f"\t.hidden {symbol}",
-                  f"\t.type {symbol},@object", f"\t.size {symbol}, {size}", f"{symbol}:",
-                  f'\t.incbin "{blob}", {offset}, {size}']
+    align = max(a for _, _, _, a in moved)
+    lines = ['\t.section .rodata.ftuner_constants,"a",@progbits', f"\t.p2align {align.bit_length() - 1}",
+             f"{BASE_SYMBOL}:", f'\t.incbin "{blob}"']
+    for symbol, offset, size, _ in moved:
+        lines += [f"\t.globl {symbol}", f"\t.hidden {symbol}", f"\t.type {symbol},@object",
+                  f"\t.size {symbol}, {size}", f"\t.set {symbol}, {BASE_SYMBOL} + {offset}"]
     return "\n".join(lines) + "\n"

@@ -38,7 +38,9 @@ def report_failed_asserts(module_op) -> None:
             branch = scf.IfOp(failed)
             with ir.InsertionPoint(branch.then_block):
                 flag = memref.GetGlobalOp(flag_type, ASSERT_GLOBAL)
-                memref.StoreOp(arith.ConstantOp(i32, number), flag, [])
+                earlier = memref.LoadOp(flag, [])           # the first failure of a call wins
+                none_yet = arith.CmpIOp(arith.CmpIPredicate.eq, earlier, arith.ConstantOp(i32, 0))
+                memref.StoreOp(arith.SelectOp(none_yet, arith.ConstantOp(i32, number), earlier), flag, [])
                 scf.YieldOp([])
         op.operation.erase()
     module_op.attributes[ASSERTS_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(m) for m in messages])

@@ -24,6 +24,8 @@ def test_failed_asserts_raise_with_their_message(rng, isolate):
         exe(table, np.array([1, 5, 2], np.int64))
     with pytest.raises(AssertionFailure, match="index must be larger or equal to 0"):
         exe(table, np.array([-1], np.int64))
+    with pytest.raises(AssertionFailure, match="index must be smaller than dim size"):
+        exe(table, np.array([3, 10**12, -10**12], np.int64))        # the reads are clamped: no fault
     ids = np.array([4, 0], np.int64)
     np.testing.assert_array_equal(exe(table, ids), table[ids])      # the failure was taken: calls go on
 

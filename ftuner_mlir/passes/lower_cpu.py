@@ -4,7 +4,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
-from ..lowering import abi, asserts, cpu, dispatch_calls, expand_shapes, llvm_target, narrow_types, pads, safe_indexing
+from ..lowering import (abi, asserts, cpu, dispatch_calls, expand_shapes, llvm_target, narrow_types, outline, pads,
+                        safe_indexing)
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -20,7 +21,7 @@ class LowerCpu(ModulePass):
 
     def steps(self) -> list:
         """On tensors: the ABI, data-dependent reads clamped, pads as copies, parallel copies, vectorized uKernels; bufferize; then
-        inlining, OpenMP, loops, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
+        inlining, OpenMP, loops, top-level loop nests outlined, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
         LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
@@ -30,8 +31,8 @@ class LowerCpu(ModulePass):
                 VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(cpu.loops_pipeline()),
-                narrow_types.store_i1_as_i8, asserts.report_failed_asserts, ",".join(to_llvm),
-                cpu.check_llvm_dialect, self._annotate_llvm_target]
+                outline.outline_top_level_loops, narrow_types.store_i1_as_i8, asserts.report_failed_asserts,
+                ",".join(to_llvm), outline.keep_out_of_line, cpu.check_llvm_dialect, self._annotate_llvm_target]
 
     def _annotate_llvm_target(self, module_op) -> None:
         llvm_target.annotate(module_op, self.resolved_target())

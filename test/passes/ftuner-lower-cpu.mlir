@@ -34,8 +34,9 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 }
 
 // Destination-passing C interface: three inputs and the output, as memref descriptors. The public
-// function runs the elementwise loop itself and calls the matmul's dispatch, which stays a function of
-// its own (compiled once however many ops call it) holding the OpenMP loop and the vectorized uKernels.
+// function calls the matmul's dispatch, which stays a function of its own (compiled once however many
+// ops call it) holding the OpenMP loop and the vectorized uKernels, then the elementwise loop nest,
+// outlined into an internal no_inline function (LLVM compiles many small functions in parallel units).
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   func.func
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
@@ -45,7 +46,8 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 // CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_8x32_[a-z0-9_]+]](
 // CHECK-SAME:      {no_inline}
 // CHECK-NOT:     omp.parallel
-// CHECK:         llvm.intr.maximum
+// CHECK-NOT:     llvm.intr.maximum
+// CHECK:         llvm.call @[[$RELU:ftuner_outlined_matmul_bias_relu_0]](
 // CHECK-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(
 // CHECK-SAME:      %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
 // CHECK-SAME:      llvm.emit_c_interface
@@ -53,6 +55,9 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 // CHECK:         omp.parallel
 // CHECK:           omp.wsloop
 // CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// CHECK:       llvm.func internal @[[$RELU]](
+// CHECK-SAME:    no_inline
+// CHECK:         llvm.intr.maximum
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   llvm.func @ftuner_rows
 // CHECK-NOT:   llvm.func @ftuner_uk

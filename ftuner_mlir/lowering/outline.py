@@ -1,0 +1,81 @@
+"""Each top-level loop nest of a public function becomes a function of its own, kept out of line.
+
+torch-mlir's exports put every elementwise op, reduction and gather of a whole model into one function:
+BERT-base's is hundreds of loop nests, and LLVM's -O3 passes are superlinear in function size (its one
+unit ran opt for more than 7 minutes, while the same nests as separate functions compile in parallel
+units, each in milliseconds). The outlined functions take what their loop uses from outside as
+arguments (constants are cloned in, so LLVM still sees them); `no_inline` keeps them apart.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..ir.walk import functions, walk
+
+OUTLINED_ATTR = "ftuner.outlined"
+
+
+def outline_top_level_loops(module_op) -> None:
+    module_block = module_op.regions[0].blocks[0]
+    for fn in functions(module_op):
+        if "sym_visibility" in fn.attributes or not fn.regions[0].blocks:
+            continue
+        name = fn.attributes["sym_name"].value
+        loops = [op for op in fn.regions[0].blocks[0].operations
+                 if op.operation.name == "scf.for" and not op.results]
+        for number, loop in enumerate(loops):
+            _outline(loop, f"ftuner_outlined_{name}_{number}", module_block)
+
+
+def _outline(loop, name: str, module_block) -> None:
+    captured = _captured(loop)
+    constants = [v for v in captured if _defining_name(v) == "arith.constant"]
+    arguments = [v for v in captured if _defining_name(v) != "arith.constant"]
+    with ir.InsertionPoint(loop), loop.location:
+        func.CallOp([], ir.FlatSymbolRefAttr.get(name), arguments)
+    with ir.InsertionPoint(module_block), loop.location:
+        outlined = func.FuncOp(name, ir.FunctionType.get([v.type for v in arguments], []))
+        outlined.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        outlined.attributes[OUTLINED_ATTR] = ir.UnitAttr.get()
+        body = outlined.add_entry_block()
+    mapping = dict(zip(arguments, body.arguments))
+    with ir.InsertionPoint(body), loop.location:
+        for value in constants:
+            mapping[value] = value.owner.clone().results[0]
+        end = func.ReturnOp([])
+    loop.operation.move_before(end)
+    for op in [loop, *walk(loop)]:
+        for i, operand in enumerate(op.operands):
+            if operand in mapping:
+                op.operation.operands[i] = mapping[operand]
+
+
+def _defining_name(value) -> str | None:
+    owner = value.owner
+    return owner.name if isinstance(owner, ir.Operation) else getattr(getattr(owner, "operation", None), "name", None)
+
+
+def _captured(loop) -> list:
+    """Values the loop uses but does not define, in first-use order."""
+    defined = set()
+    for op in [loop, *walk(loop)]:
+        for region in op.regions:
+            for block in region.blocks:
+                defined.update(block.arguments)
+        defined.update(op.results)
+    seen, out = set(), []
+    for op in [loop, *walk(loop)]:
+        for operand in op.operands:
+            if operand not in defined and operand not in seen:
+                seen.add(operand)
+                out.append(operand)
+    return out
+
+
+def keep_out_of_line(module_op) -> None:
+    """After the LLVM conversion: outlined functions are never inlined back, and stay internal."""
+    for op in module_op.regions[0].blocks[0].operations:
+        if op.operation.name == "llvm.func" and OUTLINED_ATTR in op.attributes:
+            op.attributes["no_inline"] = ir.UnitAttr.get()
+            op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<internal>")

@@ -53,9 +53,25 @@ PARALLEL_COPIES = _transform_script(f"""\
 """)
 
 
+# Ops that are a composition of others (linalg.softmax: max, sub, exp, sum, div) become those ops.
+AGGREGATED_OPS = ("linalg.softmax",)
+DECOMPOSE_AGGREGATES = _transform_script(f"""\
+    %ops = transform.structured.match ops{{{list(AGGREGATED_OPS)}}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %ops : !transform.any_op {{
+    ^bb0(%op: !transform.any_op):
+      %parts = transform.structured.decompose_interface %op : (!transform.any_op) -> !transform.any_op
+    }}
+""".replace("'", '"'))
+
+
 def _apply(script_text: str, module_op) -> None:
     script = ir.Module.parse(script_text, module_op.context)
     interpreter.apply_named_sequence(module_op, script.body.operations[0], script)
+
+
+def decompose_aggregates(module_op) -> None:
+    if any(op.operation.name in AGGREGATED_OPS for op in walk(module_op)):
+        _apply(DECOMPOSE_AGGREGATES, module_op)
 
 
 def parallelize_copies(module_op) -> None:

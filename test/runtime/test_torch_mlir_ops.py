@@ -109,3 +109,11 @@ def test_large_constants_reach_the_library_as_bytes(rng, form):
         a = rng.standard_normal((m, 64)).astype(np.float32)
         ref = a.astype(np.float64) @ w.astype(np.float64)
         np.testing.assert_allclose(exe(a), ref, rtol=1e-4, atol=1e-4 * float((np.abs(a) @ np.abs(w)).max()))
+
+
+def test_linalg_softmax_is_decomposed(rng):
+    exe = ftuner_mlir.compile((INPUTS / "softmax.mlir").read_text())
+    for m in (1, 5, 31):
+        a = rng.standard_normal((m, 8)).astype(np.float32) * 4
+        e = np.exp(a.astype(np.float64) - a.max(1, keepdims=True))
+        np.testing.assert_allclose(exe(a), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)

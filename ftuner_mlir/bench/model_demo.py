@@ -18,6 +18,7 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
     import ftuner_mlir.torch as ftorch
     import torch
 
+    from .. import compiler
     from .measure import median_times
 
     overrides = {} if not depth else {"n_layer": depth} if kind == "gpt2" else {"num_hidden_layers": depth}
@@ -46,10 +47,12 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
             rows.append({"T": length, "ftuner_s": times["ftuner"], "torch_s": times["torch"], "rel_err": err})
             print(f"{length:>4} {times['ftuner'] * 1e3:>10.2f} {times['torch'] * 1e3:>9.2f} "
                   f"{times['torch'] / times['ftuner']:>12.2f} {err:>11.1e}{'' if err <= TOLERANCE else '  WRONG'}")
+    builds = compiler.compilations + compiler.cache_loads
+    print(f"modules compiled or loaded in this process: {builds} (one serves every T)")
     geomean = math.exp(sum(math.log(r["torch_s"] / r["ftuner_s"]) for r in rows) / len(rows))
     print(f"geomean torch/ftuner {geomean:.2f} (above 1: ftuner faster); "
           f"{'all outputs match torch' if not failures else f'{failures} outputs differ from torch'} "
           f"(tolerance {TOLERANCE:g})")
     return {"model": kind, "layers": depth, "batch": batch, "timings": dict(t, total_s=total),
             "mlir_bytes": compiled.source_bytes, "rows": rows, "geomean_torch_over_ftuner": geomean,
-            "failures": failures}
+            "failures": failures, "modules": builds}

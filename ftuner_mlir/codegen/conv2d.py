@@ -17,8 +17,8 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
-from ..families import Conv2dFamily, family
-from ..ir.build import DYNAMIC, cast, dim, index, reassociation
+from ..families import Conv2dFamily
+from ..ir.build import DYNAMIC, cast, dim, family_matmul, index, reassociation
 from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
@@ -69,8 +69,7 @@ def _expand(value: ir.Value, groups, sizes: list) -> ir.Value:
 
 
 def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute, family_name: str = "matmul"):
-    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family(family_name).affine_maps()]
-    product = linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
+    product = family_matmul(a, b, acc, family_name)
     product.owner.attributes[ATTR] = ukernels
     return product, product.owner
 

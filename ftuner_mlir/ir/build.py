@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, tensor
+from mlir.dialects import arith, linalg, tensor
+
+from ..families import family
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -26,3 +28,10 @@ def reassociation(groups) -> ir.ArrayAttr:
     """The reassociation attribute of collapse_shape / expand_shape: groups of dims."""
     i64 = ir.IntegerType.get_signless(64)
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
+
+
+def family_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, family_name: str) -> ir.Value:
+    """A `linalg.matmul` with the indexing maps of matmul family `family_name` (matmul_transpose_b:
+    B read as N x K)."""
+    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family(family_name).affine_maps()]
+    return linalg.matmul(a, b, outs=[acc], indexing_maps=maps)

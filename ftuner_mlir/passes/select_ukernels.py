@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from mlir import ir
+
+from ..ir.build import family_matmul
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
 from ..ir.walk import walk
@@ -33,6 +36,8 @@ class SelectUKernels(ModulePass):
         target = self.resolved_target()
         if target.kind == "gpu":
             return self.run_gpu(module_op, target)
+        for op in list(walk(module_op)):
+            read_transposed_operands(op)
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):
             kind = classify(op) or conv_gemm(op)        # a conv2d gets the set of the GEMM it becomes
@@ -49,3 +54,22 @@ class SelectUKernels(ModulePass):
             if kind is None or not op.results or kind[1] != "f32" or GPU_ATTR in op.attributes:
                 continue
             op.attributes[GPU_ATTR] = gpu_set_to_attr(select_gpu(target, kind[0]))
+
+
+def read_transposed_operands(op) -> None:
+    """`linalg.matmul(A, linalg.transpose(W))` (torch-mlir's `x @ w.t()`, every Linear layer) becomes
+    the transpose_b family member reading W as N x K: the transpose, a copy of the weight on every call,
+    disappears (erased when nothing else reads it)."""
+    if classify(op) is None or classify(op)[0] != "matmul" or not op.results:
+        return
+    producer = op.operands[1].owner
+    producer = getattr(producer, "operation", producer)
+    if not isinstance(producer, ir.Operation) or producer.name != "linalg.transpose" \
+            or list(producer.attributes["permutation"]) != [1, 0]:
+        return
+    with ir.InsertionPoint(op), op.location:
+        product = family_matmul(op.operands[0], producer.operands[0], op.operands[2], "matmul_transpose_b")
+    op.results[0].replace_all_uses_with(product)
+    op.operation.erase()
+    if not list(producer.results[0].uses):
+        producer.erase()

@@ -2,13 +2,18 @@
 
 // An op no CPU lowering handles must not reach the "LLVM dialect" output silently: the end state of
 // the pipeline is checked, and the op is named at its location (not the casts it leaves behind).
-func.func @sm(%a: tensor<?x?xf32>) -> tensor<?x?xf32> {
+// (complex numbers: the pipeline has no complex-to-LLVM stage)
+func.func @magnitude(%a: tensor<?xf32>, %b: tensor<?xf32>) -> tensor<?xf32> {
   %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %a, %c1 : tensor<?x?xf32>
-  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  // expected-error @+1 {{'linalg.softmax' was not lowered to the LLVM dialect: ftuner-lower-cpu has no lowering for it}}
-  %r = linalg.softmax dimension(1) ins(%a : tensor<?x?xf32>) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %r : tensor<?x?xf32>
+  %n = tensor.dim %a, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]} ins(%a, %b : tensor<?xf32>, tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    // expected-error @+1 {{'complex.create' was not lowered to the LLVM dialect: ftuner-lower-cpu has no lowering for it}}
+    %z = complex.create %x, %y : complex<f32>
+    %m = complex.abs %z : complex<f32>
+    linalg.yield %m : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }

@@ -18,7 +18,8 @@ from mlir import ir
 from ..ir.codecs import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify_conv
-from ..ir.walk import functions, walk
+from ..ir.build import reassociation_groups
+from ..ir.walk import public_functions, walk
 from ..ukernel.space import UKernelSet
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i8": np.int8,
@@ -345,14 +346,12 @@ class _Analysis:
         why = f"the {name} at {where}"
         source = self.tensor_dims(op.operands[0])
         if name == "tensor.collapse_shape":
-            groups = [[int(ir.IntegerAttr(i).value) for i in g] for g in op.attributes["reassociation"]]
-            self.dims[op.results[0]] = [self.product([source[i] for i in g], why) for g in groups]
+            self.dims[op.results[0]] = [self.product([source[i] for i in g], why) for g in reassociation_groups(op)]
             return
         if name == "tensor.expand_shape":
             dynamic = iter(op.operands[1:])
             dims = [self.empty_dim(size, dynamic) for size in op.attributes["static_output_shape"]]
-            groups = [[int(ir.IntegerAttr(i).value) for i in g] for g in op.attributes["reassociation"]]
-            for src, group in zip(source, groups):
+            for src, group in zip(source, reassociation_groups(op)):
                 self.sym.union(src, self.product([dims[i] for i in group], why), why, where)
         else:
             shape = self.elements.get(op.operands[1])
@@ -424,9 +423,7 @@ class _Analysis:
 def analyze(module_op) -> dict[str, Signature]:
     """Signatures of the public functions (call before lowering: it reads the tensor-level IR)."""
     out = {}
-    for fn in functions(module_op):
-        if "sym_visibility" in fn.attributes or not fn.regions[0].blocks:
-            continue
+    for fn in public_functions(module_op):
         out[fn.attributes["sym_name"].value] = _analyze_function(fn)
     return out
 

@@ -30,6 +30,11 @@ def reassociation(groups) -> ir.ArrayAttr:
     return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in g]) for g in groups])
 
 
+def reassociation_groups(op) -> list[list[int]]:
+    """The groups of dims of a collapse_shape / expand_shape (the inverse of `reassociation`)."""
+    return [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
+
+
 def family_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, family_name: str) -> ir.Value:
     """A `linalg.matmul` with the indexing maps of matmul family `family_name` (matmul_transpose_b:
     B read as N x K)."""

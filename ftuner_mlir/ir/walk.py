@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from mlir import ir
+
 
 def walk(op) -> Iterator:
     """Pre-order walk over all nested operations (as OpViews); safe to collect before mutating. An
@@ -23,3 +25,14 @@ def _children(op) -> list:
 
 def functions(module_op) -> list:
     return [op for op in module_op.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+
+
+def public_functions(module_op) -> list:
+    """The module's public func.funcs with a body (what callers reach)."""
+    return [fn for fn in functions(module_op) if "sym_visibility" not in fn.attributes and fn.regions[0].blocks]
+
+
+def defining_op(value):
+    """The operation that defines `value` (an ir.Operation), or None for a block argument."""
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation

@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import bufferization, func
 
 from ..ir.diagnostics import PassFailure, location_of
-from ..ir.walk import functions
+from ..ir.walk import public_functions
 
 
 def _memref_for(t: ir.Type) -> ir.Type:
@@ -34,9 +34,7 @@ def _check_signature(fn) -> ir.FunctionType:
 
 
 def convert_public_functions(module_op) -> None:
-    for fn in functions(module_op):
-        if "sym_visibility" in fn.attributes or not fn.regions[0].blocks:
-            continue
+    for fn in public_functions(module_op):
         with fn.location:
             _convert(fn, _check_signature(fn))
 

@@ -1,6 +1,8 @@
 """CPU lowering stages: vectorize the uKernels (transform dialect), then bufferize, parallelize, LLVM."""
 from __future__ import annotations
 
+import json
+
 from mlir import ir
 from mlir.dialects.transform import interpreter
 
@@ -56,12 +58,13 @@ PARALLEL_COPIES = _transform_script(f"""\
 # Ops that are a composition of others (linalg.softmax: max, sub, exp, sum, div) become those ops.
 AGGREGATED_OPS = ("linalg.softmax",)
 DECOMPOSE_AGGREGATES = _transform_script(f"""\
-    %ops = transform.structured.match ops{{{list(AGGREGATED_OPS)}}} in %root : (!transform.any_op) -> !transform.any_op
+    %ops = transform.structured.match ops{{{json.dumps(list(AGGREGATED_OPS))}}} in %root
+        : (!transform.any_op) -> !transform.any_op
     transform.foreach %ops : !transform.any_op {{
     ^bb0(%op: !transform.any_op):
       %parts = transform.structured.decompose_interface %op : (!transform.any_op) -> !transform.any_op
     }}
-""".replace("'", '"'))
+""")
 
 
 def _apply(script_text: str, module_op) -> None:

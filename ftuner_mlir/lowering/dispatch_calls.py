@@ -13,7 +13,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.walk import walk
+from ..ir.walk import defining_op, walk
 
 DISPATCH_ATTR = "ftuner.dispatch"
 
@@ -34,10 +34,10 @@ def _contiguous_root(value: ir.Value) -> ir.Value | None:
     while True:
         if _innermost_stride_is_one(ir.MemRefType(value.type)):
             return value
-        owner = value.owner
-        if isinstance(owner, ir.Block) or owner.operation.name != "memref.cast":
+        owner = defining_op(value)
+        if owner is None or owner.name != "memref.cast":
             return None
-        value = owner.operation.operands[0]
+        value = owner.operands[0]
 
 
 def _respecialize(fn, new_types: list[ir.Type]) -> None:

@@ -8,16 +8,13 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, memref
 
-from ..ir.build import DYNAMIC, index
+from ..ir.build import DYNAMIC, index, reassociation_groups
 from ..ir.walk import walk
-
-def _groups(op) -> list[list[int]]:
-    return [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
 
 
 def _dynamic_groups(op) -> bool:
     static = list(op.attributes["static_output_shape"])
-    return any(sum(static[d] == DYNAMIC for d in g) > 1 for g in _groups(op))
+    return any(sum(static[d] == DYNAMIC for d in g) > 1 for g in reassociation_groups(op))
 
 
 def _rewrite(op) -> None:
@@ -25,7 +22,7 @@ def _rewrite(op) -> None:
     result_type = ir.MemRefType(op.results[0].type)
     static = list(op.attributes["static_output_shape"])
     dynamic = iter(list(op.operands)[1:])
-    groups = _groups(op)
+    groups = reassociation_groups(op)
     with ir.InsertionPoint(op), op.location:
         meta = memref.ExtractStridedMetadataOp(source)
         base, offset, source_strides = meta.results[0], meta.results[1], list(meta.results)[2 + len(groups):]

@@ -11,16 +11,14 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
-from ..ir.walk import functions, walk
+from ..ir.walk import defining_op, public_functions, walk
 
 OUTLINED_ATTR = "ftuner.outlined"
 
 
 def outline_top_level_loops(module_op) -> None:
     module_block = module_op.regions[0].blocks[0]
-    for fn in functions(module_op):
-        if "sym_visibility" in fn.attributes or not fn.regions[0].blocks:
-            continue
+    for fn in public_functions(module_op):
         name = fn.attributes["sym_name"].value
         loops = [op for op in fn.regions[0].blocks[0].operations
                  if op.operation.name == "scf.for" and not op.results]
@@ -30,8 +28,8 @@ def outline_top_level_loops(module_op) -> None:
 
 def _outline(loop, name: str, module_block) -> None:
     captured = _captured(loop)
-    constants = [v for v in captured if _defining_name(v) == "arith.constant"]
-    arguments = [v for v in captured if _defining_name(v) != "arith.constant"]
+    constants = [v for v in captured if _is_constant(v)]
+    arguments = [v for v in captured if not _is_constant(v)]
     with ir.InsertionPoint(loop), loop.location:
         func.CallOp([], ir.FlatSymbolRefAttr.get(name), arguments)
     with ir.InsertionPoint(module_block), loop.location:
@@ -51,9 +49,8 @@ def _outline(loop, name: str, module_block) -> None:
                 op.operation.operands[i] = mapping[operand]
 
 
-def _defining_name(value) -> str | None:
-    owner = value.owner
-    return owner.name if isinstance(owner, ir.Operation) else getattr(getattr(owner, "operation", None), "name", None)
+def _is_constant(value) -> bool:
+    return getattr(defining_op(value), "name", None) == "arith.constant"
 
 
 def _captured(loop) -> list:

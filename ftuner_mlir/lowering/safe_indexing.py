@@ -10,12 +10,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, tensor
 
-from ..ir.walk import walk
-
-
-def _is_constant(value) -> bool:
-    owner = getattr(value.owner, "operation", value.owner)      # a block, for a block argument
-    return isinstance(owner, ir.Operation) and owner.name == "arith.constant"
+from ..ir.walk import defining_op, walk
 
 
 def clamp_extract_indices(module_op) -> None:
@@ -26,7 +21,7 @@ def clamp_extract_indices(module_op) -> None:
             index = ir.IndexType.get()
             zero = arith.ConstantOp(index, 0)
             for position, (value, size) in enumerate(zip(indices, shape)):
-                if _is_constant(value):
+                if getattr(defining_op(value), "name", None) == "arith.constant":
                     continue
                 last = arith.ConstantOp(index, size - 1) if size >= 0 else \
                     arith.SubIOp(tensor.DimOp(source, arith.ConstantOp(index, position)).result,

@@ -8,7 +8,7 @@ from mlir import ir
 from ..ir.build import family_matmul
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
-from ..ir.walk import walk
+from ..ir.walk import defining_op, walk
 from ..tuning.db import chosen_tile
 from ..ukernel.gpu_space import select_gpu
 from ..ukernel.space import RegisterTile, UKernelSet, select
@@ -60,11 +60,11 @@ def read_transposed_operands(op) -> None:
     """`linalg.matmul(A, linalg.transpose(W))` (torch-mlir's `x @ w.t()`, every Linear layer) becomes
     the transpose_b family member reading W as N x K: the transpose, a copy of the weight on every call,
     disappears (erased when nothing else reads it)."""
-    if classify(op) is None or classify(op)[0] != "matmul" or not op.results:
+    kind = classify(op)
+    if kind is None or kind[0] != "matmul" or not op.results:
         return
-    producer = op.operands[1].owner
-    producer = getattr(producer, "operation", producer)
-    if not isinstance(producer, ir.Operation) or producer.name != "linalg.transpose" \
+    producer = defining_op(op.operands[1])
+    if producer is None or producer.name != "linalg.transpose" \
             or list(producer.attributes["permutation"]) != [1, 0]:
         return
     with ir.InsertionPoint(op), op.location:

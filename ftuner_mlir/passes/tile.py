@@ -16,7 +16,7 @@ from ..ir.build import cast
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify, classify_conv, conv_gemm
-from ..ir.walk import walk
+from ..ir.walk import defining_op, walk
 from .base import ModulePass
 
 
@@ -66,16 +66,16 @@ def _checked_set(op, attr: str, parse, on_buffers: bool):
 
 def _zero_fill_destination(value: ir.Value) -> ir.Value | None:
     """The destination tensor of `linalg.fill(0.0)` when `value` is its result, else None."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.operation.name != "linalg.fill":
+    owner = defining_op(value)
+    if owner is None or owner.name != "linalg.fill":
         return None
-    scalar = owner.operation.operands[0].owner
-    if isinstance(scalar, ir.Block) or scalar.operation.name != "arith.constant":
+    scalar = defining_op(owner.operands[0])
+    if scalar is None or scalar.name != "arith.constant":
         return None
-    attr = scalar.operation.attributes["value"]
+    attr = scalar.attributes["value"]
     if not isinstance(attr, ir.FloatAttr) or ir.FloatAttr(attr).value != 0.0:
         return None
-    return owner.operation.operands[1]
+    return owner.operands[1]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,8 @@ FTUNER_CACHE_DIR   where the tuning database and the compiled-module cache live 
 FTUNER_NO_CACHE    set to 1 to neither read nor write compiled modules on disk (compile(cache=...)
                    overrides it per call)
 FTUNER_NO_TUNING   set to 1 to ignore tuning measurements and use the analytic scores only
+FTUNER_TORCH_VERBOSE  set to 1 to see the whole output of torch-mlir's import (the PyTorch front end)
+                   when it refuses a model (the error names the op; this adds the traceback)
 KMP_BLOCKTIME      read by the OpenMP runtime (libiomp5): how long idle worker threads spin, in ms.
                    Default here 1 (the runtime's own is 200), so the workers do not steal the cores
                    from other thread pools (numpy's OpenBLAS) between calls; set it to override.
@@ -32,6 +34,10 @@ def module_cache_enabled() -> bool:
 
 def tuning_enabled() -> bool:
     return not _flag("FTUNER_NO_TUNING")
+
+
+def torch_verbose() -> bool:
+    return _flag("FTUNER_TORCH_VERBOSE")
 
 
 def configure_openmp() -> None:

@@ -37,6 +37,15 @@ class _FrozenGraph(torch.nn.Module):
         return self.graph_module(*args)
 
 
+def _placeholders(graph_module) -> list:
+    return [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+
+
+def _source(node):
+    """Where Dynamo took a placeholder's value from (L['ids'], L['self']...weight, a size), or None."""
+    return node.meta["grapharg"].source if "grapharg" in node.meta else None
+
+
 def _replace_uses(node, value) -> None:
     for user in list(node.users):
         user.args = torch.fx.node.map_arg(user.args, lambda a: value if a is node else a)
@@ -46,10 +55,8 @@ def _replace_uses(node, value) -> None:
 def _fold_scalars(graph_module, example_inputs) -> None:
     """Dynamo lifts a module's float attributes (LayerNorm eps, dropout p) as 0-d tensors read with
     `.item()`; torch.export would see a data-dependent scalar. Their values are constants: fold them."""
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
-    for node, example in zip(placeholders, example_inputs):
-        source = node.meta["grapharg"].source if "grapharg" in node.meta else None
-        if isinstance(source, LocalSource) or not isinstance(example, torch.Tensor) or example.dim() != 0:
+    for node, example in zip(_placeholders(graph_module), example_inputs):
+        if isinstance(_source(node), LocalSource) or not isinstance(example, torch.Tensor) or example.dim() != 0:
             continue
         for user in list(node.users):
             if (user.op, user.target) == ("call_method", "item"):
@@ -71,10 +78,9 @@ def _attention_as_math(graph_module) -> None:
 
 def _plan(graph_module, example_inputs):
     """How each placeholder is fed: from which user input, constant or input dim."""
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     plan, constants, inputs, user_names = [], [], [], []
-    for node, example in zip(placeholders, example_inputs):
-        source = node.meta["grapharg"].source if "grapharg" in node.meta else None
+    for node, example in zip(_placeholders(graph_module), example_inputs):
+        source = _source(node)
         if isinstance(source, LocalSource) and isinstance(example, torch.Tensor):
             plan.append(("input", len(inputs)))
             inputs.append(example)
@@ -86,12 +92,12 @@ def _plan(graph_module, example_inputs):
             plan.append(("size", node))        # resolved below, once every input is known
     for k, step in enumerate(plan):
         if step[0] == "size":
-            plan[k] = _size_step(step[1], placeholders, plan, user_names)
+            plan[k] = _size_step(step[1], user_names)
     return plan, constants, inputs
 
 
-def _size_step(node, placeholders, plan, user_names) -> tuple:
-    source = node.meta["grapharg"].source if "grapharg" in node.meta else None
+def _size_step(node, user_names) -> tuple:
+    source = _source(node)
     if isinstance(source, TensorPropertySource) and isinstance(source.base, LocalSource) \
             and source.base.local_name in user_names and source.prop.name == "SIZE":
         return ("size", user_names.index(source.base.local_name), source.idx)
@@ -101,9 +107,8 @@ def _size_step(node, placeholders, plan, user_names) -> tuple:
 
 def _symbolic_dims(graph_module, plan) -> list[tuple[int, int]]:
     """(input, dim) of every dim Dynamo made symbolic."""
-    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
     out = []
-    for node, step in zip(placeholders, plan):
+    for node, step in zip(_placeholders(graph_module), plan):
         if step[0] == "input":
             shape = getattr(node.meta.get("example_value"), "shape", ())
             out += [(step[1], d) for d, size in enumerate(shape) if isinstance(size, torch.SymInt)]

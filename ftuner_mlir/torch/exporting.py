@@ -21,6 +21,7 @@ import tempfile
 
 import torch
 
+from .. import settings
 from ..errors import CompileError
 from . import import_worker
 
@@ -110,13 +111,17 @@ def _unbounded():
 _UNBOUNDED = _unbounded()
 
 
+def user_input_nodes(program) -> list:
+    """The placeholders of the program's user inputs (not its lifted parameters and buffers), in order."""
+    names = set(program.graph_signature.user_inputs)
+    return [n for n in program.graph.nodes if n.op == "placeholder" and n.name in names]
+
+
 def dim_ranges(program) -> list[DimRange]:
     """The symbolic dims of the program's tensor inputs, with their ranges."""
     ranges = program.range_constraints
     out = []
-    placeholders = [n for n in program.graph.nodes if n.op == "placeholder"]
-    user_inputs = set(program.graph_signature.user_inputs)
-    tensors = [n for n in placeholders if n.name in user_inputs and isinstance(n.meta.get("val"), torch.Tensor)]
+    tensors = [n for n in user_input_nodes(program) if isinstance(n.meta.get("val"), torch.Tensor)]
     for i, node in enumerate(tensors):
         for d, size in enumerate(node.meta["val"].shape):
             if isinstance(size, torch.SymInt):
@@ -161,7 +166,7 @@ def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
         except subprocess.TimeoutExpired:
             raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
         if proc.returncode == import_worker.UNSUPPORTED_EXIT:
-            if os.environ.get("FTUNER_TORCH_VERBOSE"):
+            if settings.torch_verbose():
                 sys.stderr.write(proc.stderr)
             raise UnsupportedModel(proc.stderr.strip().splitlines()[-1].removeprefix("unsupported: "))
         if proc.returncode != 0:

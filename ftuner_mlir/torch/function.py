@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
-from .exporting import DimRange
+from .exporting import DimRange, user_input_nodes
 
 
 class CompiledModule:
@@ -25,7 +25,7 @@ class CompiledModule:
         self.source_bytes = source_bytes
         self._in_spec = program.call_spec.in_spec
         self._out_spec = program.call_spec.out_spec
-        example = pytree.tree_unflatten([_leaf(n) for n in _user_input_nodes(program)], self._in_spec)
+        example = pytree.tree_unflatten([_leaf(n) for n in user_input_nodes(program)], self._in_spec)
         self._constants = [(i, v) for i, v in enumerate(pytree.tree_leaves(example)) if not isinstance(v, _Tensor)]
 
     def __call__(self, *args, **kwargs):
@@ -57,11 +57,6 @@ class CompiledModule:
 
 class _Tensor:                       # marks a tensor leaf in the example inputs
     pass
-
-
-def _user_input_nodes(program):
-    names = set(program.graph_signature.user_inputs)
-    return [n for n in program.graph.nodes if n.op == "placeholder" and n.name in names]
 
 
 def _leaf(node):

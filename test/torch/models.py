@@ -1,38 +1,22 @@
-"""Tiny transformers models (2 layers, hidden 64, 2 heads; random weights, nothing downloaded) and
-their float64 references."""
+"""Tiny versions of the demo's transformers models (2 layers, hidden 64, 2 heads; random weights,
+nothing downloaded) and their float64 references."""
 import copy
 
 import torch
-from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+
+from ftuner_mlir.bench.transformer_models import build
 
 VOCAB = 1000
 MAX_T = 128
-
-
-class LastHidden(torch.nn.Module):
-    """input_ids [B, T] int64 -> last_hidden_state [B, T, H]."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, ids):
-        if isinstance(self.model, GPT2Model):
-            # without a mask, transformers' mask code runs a cumsum (tm_tensor.scan after torch-mlir)
-            return self.model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False).last_hidden_state
-        return self.model(input_ids=ids).last_hidden_state
+_TINY = {"bert": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128,
+                      vocab_size=VOCAB, max_position_embeddings=MAX_T),
+         "gpt2": dict(n_layer=2, n_embd=64, n_head=2, vocab_size=VOCAB, n_positions=MAX_T,
+                      eos_token_id=0, bos_token_id=0)}
 
 
 def tiny(kind: str, seed: int = 0) -> torch.nn.Module:
-    torch.manual_seed(seed)
-    if kind == "bert":
-        model = BertModel(BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2,
-                                     intermediate_size=128, vocab_size=VOCAB, max_position_embeddings=MAX_T),
-                          add_pooling_layer=False)
-    else:
-        model = GPT2Model(GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=VOCAB, n_positions=MAX_T,
-                                     eos_token_id=0, bos_token_id=0))
-    return LastHidden(model).eval()
+    """input_ids [B, T] int64 -> last_hidden_state [B, T, 64]."""
+    return build(kind, seed, **_TINY[kind])[0]
 
 
 def reference_f64(model: torch.nn.Module):

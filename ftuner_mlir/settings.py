@@ -7,6 +7,8 @@ FTUNER_NO_CACHE    set to 1 to neither read nor write compiled modules on disk (
 FTUNER_NO_TUNING   set to 1 to ignore tuning measurements and use the analytic scores only
 FTUNER_TORCH_VERBOSE  set to 1 to see the whole output of torch-mlir's import (the PyTorch front end)
                    when it refuses a model (the error names the op; this adds the traceback)
+FTUNER_RETURN_MEMORY  set to 1 to keep glibc's malloc defaults: freed intermediates then go back to
+                   the kernel after each call (runtime/allocator.py; by default they are kept for reuse)
 KMP_BLOCKTIME      read by the OpenMP runtime (libiomp5): how long idle worker threads spin, in ms.
                    Default here 1 (the runtime's own is 200), so the workers do not steal the cores
                    from other thread pools (numpy's OpenBLAS) between calls; set it to override.
@@ -38,6 +40,10 @@ def tuning_enabled() -> bool:
 
 def torch_verbose() -> bool:
     return _flag("FTUNER_TORCH_VERBOSE")
+
+
+def return_memory() -> bool:
+    return _flag("FTUNER_RETURN_MEMORY")
 
 
 def configure_openmp() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from ... import settings
 from ...errors import CompileError
 from ...runtime import libs
+from ...runtime.allocator import keep_freed_memory
 from ...runtime.function import TAKE_FAILED_ASSERT, Function, packed_interface, take_failed_assert
 from ...tuning.db import chosen_tile
 from ...ukernel.space import UKernelSet
@@ -81,10 +82,17 @@ def _tiled_ops(manifest: dict, name: str) -> tuple:
     return tuple((UKernelSet(**uks), tuple(loops)) for uks, loops in manifest["tiled_ops"].get(name, []))
 
 
+def _configure_process() -> None:
+    """Before a module is loaded: the OpenMP runtime's environment, glibc's reuse of freed memory."""
+    settings.configure_openmp()
+    if not settings.return_memory():
+        keep_freed_memory()
+
+
 def _load(folder: Path, origin: str) -> Executable:
     from ...runtime import loader
 
-    settings.configure_openmp()
+    _configure_process()
     module = loader.load(folder, libs.runtime_libraries(loader.needs(folder)))
     for name, fn in module.functions.items():
         fn.tiled_ops = _tiled_ops(module.metadata, name)
@@ -106,7 +114,7 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
 
     context = ir.Context()
     module, signatures = lower_cpu(source, context, options)
-    settings.configure_openmp()
+    _configure_process()
     shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if options.threads() > 1 else [])
     llvm_dialect = str(module)
     try:

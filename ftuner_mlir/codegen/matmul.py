@@ -3,9 +3,9 @@
 Three layers of private functions, each named after its parameters so ops with the same set share them:
   dispatch  computes the cache block from the runtime dims (ukernel.cover.block_shape, emitted as IR),
             runs an `scf.forall` over blocks (one task per block, spread over the cores), loops over the
-            reduction in blocks of kc, packs B^T into K x N when B is stored N x K (the pack function:
-            vectorized lanes x lanes transposes plus the edges), and calls one row-strip function per
-            row size with the row range it covers;
+            reduction in blocks of kc, packs B^T into nr-wide micro-panels [bn/nr, kc, nr] when B is
+            stored N x K (the pack function: vectorized lanes x lanes transposes plus the edges), and
+            calls one row-strip function per row size with the row range it covers;
   rows      loops over its rows in steps of its size and over the columns in strips (body + binary
             remainders), calling one uKernel per tile;
   uKernel   a linalg.matmul on static `rows x cols` tiles (reduction length dynamic): vectorized later.
@@ -78,7 +78,8 @@ def ukernel_name(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
 
 
 def rows_name(rows: int, uks: UKernelSet, zero: bool = False) -> str:
-    return f"ftuner_rows_{rows}_n{uks.nr}{_z(zero)}_{uks.dtype}"
+    packed = "_pb" if uks.transpose_b else ""
+    return f"ftuner_rows_{rows}_n{uks.nr}{packed}{_z(zero)}_{uks.dtype}"
 
 
 def transpose_name(size: int, dtype: str) -> str:
@@ -86,7 +87,7 @@ def transpose_name(size: int, dtype: str) -> str:
 
 
 def pack_name(uks: UKernelSet) -> str:
-    return f"ftuner_pack_bt_{uks.lanes}_{uks.dtype}"
+    return f"ftuner_pack_bt_{uks.lanes}_n{uks.nr}_{uks.dtype}"
 
 
 def dispatch_name(uks: UKernelSet, zero: bool = False) -> str:
@@ -116,48 +117,71 @@ def emit_transpose_ukernel(size: int, dtype: str) -> str:
             f"  return %r : {t}\n}}")
 
 
+def _panels(uks: UKernelSet) -> str:
+    """The packed B block: [panels, kk, nr], panel p holding columns [p*nr, (p+1)*nr) row after row."""
+    return f"tensor<?x?x{uks.nr}x{uks.dtype}>"
+
+
 def emit_pack(uks: UKernelSet) -> str:
-    """B^T block [bn x kk] -> [kk x bn]: full `lanes x lanes` tiles through the vectorized transpose
-    uKernel (in-register shuffles), the two edges (bn % lanes columns, kk % lanes rows) by a plain
-    transpose."""
-    t2, dt, size = _dyn(2, uks.dtype), uks.dtype, uks.lanes
+    """B^T block [bn x kk] -> nr-wide micro-panels [ceil(bn/nr), kk, nr], so each uKernel streams its
+    B panel contiguously (nr floats a row) instead of rows bn apart that fall into a few L1 sets. Full
+    `lanes x lanes` tiles go through the vectorized transpose uKernel (in-register shuffles); the edges
+    (kk % lanes rows, and the last panel's bn % nr columns) through plain transposes. Columns past bn in
+    the last panel are never written nor read."""
+    t2, panels, dt, size, nr = _dyn(2, uks.dtype), _panels(uks), uks.dtype, uks.lanes, uks.nr
     tile = f"tensor<{size}x{size}x{dt}>"
     b = IRBody()
-    zero, one, step = b.const(0), b.const(1), b.const(size)
+    zero, one, step, width = b.const(0), b.const(1), b.const(size), b.const(nr)
     bn = b.op("bn", f"tensor.dim %src, {zero} : {t2}")
     kk = b.op("kk", f"tensor.dim %src, {one} : {t2}")
-    bn_full = b.op("bnf", f"arith.subi {bn}, {b.op('r', f'arith.remui {bn}, {step} : index')} : index")
+    bn_full = b.op("bnf", f"arith.subi {bn}, {b.op('r', f'arith.remui {bn}, {width} : index')} : index")
     kk_full = b.op("kkf", f"arith.subi {kk}, {b.op('r', f'arith.remui {kk}, {step} : index')} : index")
-    b(f"%tiles = scf.for %j = {zero} to {bn_full} step {step} iter_args(%d = %dst) -> ({t2}) {{")
-    b(f"%col = scf.for %k = {zero} to {kk_full} step {step} iter_args(%e = %d) -> ({t2}) {{")
+    full_panels = b.op("np", f"arith.divui {bn_full}, {width} : index")
+    b(f"%tiles = scf.for %j = {zero} to {bn_full} step {step} iter_args(%d = %dst) -> ({panels}) {{")
+    panel = b.op("p", f"arith.divui %j, {width} : index")
+    col = b.op("q", f"arith.remui %j, {width} : index")
+    b(f"%col = scf.for %k = {zero} to {kk_full} step {step} iter_args(%e = %d) -> ({panels}) {{")
+    where = f"[{panel}, %k, {col}] [1, {size}, {size}] [1, 1, 1]"
     src = b.op("s", f"tensor.extract_slice %src[%j, %k] [{size}, {size}] [1, 1] : {t2} to {tile}")
-    dst = b.op("o", f"tensor.extract_slice %e[%k, %j] [{size}, {size}] [1, 1] : {t2} to {tile}")
+    dst = b.op("o", f"tensor.extract_slice %e{where} : {panels} to {tile}")
     tr = b.op("tr", f"func.call @{transpose_name(size, dt)}({src}, {dst}) : ({tile}, {tile}) -> {tile}")
-    put = b.op("w", f"tensor.insert_slice {tr} into %e[%k, %j] [{size}, {size}] [1, 1] : {tile} into {t2}")
-    b(f"scf.yield {put} : {t2}")
+    b(f"scf.yield {b.op('w', f'tensor.insert_slice {tr} into %e{where} : {tile} into {panels}')} : {panels}")
     b("}")
-    b(f"scf.yield %col : {t2}")
+    b(f"scf.yield %col : {panels}")
     b("}")
 
-    def edge(cur: str, src_off: str, src_size: str, dst_off: str, dst_size: str) -> str:
-        s_ = b.op("es", f"tensor.extract_slice %src[{src_off}] [{src_size}] [1, 1] : {t2} to {t2}")
-        o_ = b.op("eo", f"tensor.extract_slice {cur}[{dst_off}] [{dst_size}] [1, 1] : {t2} to {t2}")
+    def transpose_into(cur: str, src_where: str, dst_where: str) -> str:
+        """src[src_where] (2-D) transposed into the panel slice cur[dst_where] (rank-reduced to 2-D)."""
+        s_ = b.op("es", f"tensor.extract_slice %src{src_where} : {t2} to {t2}")
+        o_ = b.op("eo", f"tensor.extract_slice {cur}{dst_where} : {panels} to {t2}")
         tr_ = b.op("et", f"linalg.transpose ins({s_} : {t2}) outs({o_} : {t2}) permutation = [1, 0]")
-        return b.op("ew", f"tensor.insert_slice {tr_} into {cur}[{dst_off}] [{dst_size}] [1, 1] : {t2} into {t2}")
+        return b.op("ew", f"tensor.insert_slice {tr_} into {cur}{dst_where} : {t2} into {panels}")
 
-    rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
+    # the last kk % lanes rows of every full panel
     rest_k = b.op("rk", f"arith.subi {kk}, {kk_full} : index")
-    right = edge("%tiles", f"{bn_full}, {zero}", f"{rest_n}, {kk}", f"{zero}, {bn_full}", f"{kk}, {rest_n}")
-    bottom = edge(right, f"{zero}, {kk_full}", f"{bn_full}, {rest_k}", f"{kk_full}, {zero}", f"{rest_k}, {bn_full}")
-    b(f"return {bottom} : {t2}")
-    return (f"func.func private @{pack_name(uks)}(%src: {t2}, %dst: {t2}) -> {t2} "
+    b(f"%bottom = scf.for %p = {zero} to {full_panels} step {one} iter_args(%f = %tiles) -> ({panels}) {{")
+    first = b.op("j", f"arith.muli %p, {width} : index")
+    b(f"scf.yield {transpose_into('%f', f'[{first}, {kk_full}] [{width}, {rest_k}] [1, 1]', f'[%p, {kk_full}, 0] [1, {rest_k}, {width}] [1, 1, 1]')} : {panels}")
+    b("}")
+    # the last panel's bn % nr columns, every row (when there are any: the panel exists only then)
+    rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
+    partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {zero} : index")
+    b(f"%packed = scf.if {partial} -> ({panels}) {{")
+    b(f"scf.yield {transpose_into('%bottom', f'[{bn_full}, 0] [{rest_n}, {kk}] [1, 1]', f'[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]')} : {panels}")
+    b("} else {")
+    b(f"scf.yield %bottom : {panels}")
+    b("}")
+    b(f"return %packed : {panels}")
+    return (f"func.func private @{pack_name(uks)}(%src: {t2}, %dst: {panels}) -> {panels} "
             f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
 
 
 def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
     """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows.
-    With `zero`, the uKernels overwrite C instead of accumulating into it."""
+    With `zero`, the uKernels overwrite C instead of accumulating into it. B is the block itself
+    (kk x bn, read in place) or, for B stored N x K, its packed micro-panels (emit_pack)."""
     t, dt = _dyn(2, uks.dtype), uks.dtype
+    tb = _panels(uks) if uks.transpose_b else t
     b = IRBody()
     one = b.const(1)
     kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
@@ -172,7 +196,12 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
         tile_b = f"tensor<?x{cols}x{dt}>"
         tile_c = f"tensor<{rows}x{cols}x{dt}>"
         sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
-        sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {cols}] [1, 1] : {t} to {tile_b}")
+        if uks.transpose_b:
+            width = b.const(uks.nr)
+            panel, col = b.op("p", f"arith.divui {j}, {width} : index"), b.op("q", f"arith.remui {j}, {width} : index")
+            sb = b.op("b", f"tensor.extract_slice %b[{panel}, 0, {col}] [1, {kk}, {cols}] [1, 1, 1] : {tb} to {tile_b}")
+        else:
+            sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {cols}] [1, 1] : {t} to {tile_b}")
         sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {t} to {tile_c}")
         out = b.op("uk", f"func.call @{ukernel_name(rows, cols, dt, zero)}({sa}, {sb}, {sc}) : "
                          f"({tile_a}, {tile_b}, {tile_c}) -> {tile_c}")
@@ -183,7 +212,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
     b(f"scf.yield {acc} : {t}")
     b("}")
     b(f"return %res : {t}")
-    return (f"func.func private @{rows_name(rows, uks, zero)}(%a: {t}, %b: {t}, %c: {t}, %lo: index, %hi: index) -> {t}"
+    return (f"func.func private @{rows_name(rows, uks, zero)}(%a: {t}, %b: {tb}, %c: {t}, %lo: index, %hi: index) -> {t}"
             f" attributes {{ftuner.rows = {rows} : i64}} {{\n{b.text()}\n}}")
 
 
@@ -222,15 +251,17 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
         if uks.transpose_b:
             bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, {k0}] [{lead_size}{bn}, {kk}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
-            empty = b.op("pack", f"tensor.empty({kk}, {bn}) : {t2}")
-            bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {t2}) -> {t2}")
+            panels = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
+            empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {_panels(uks)}")
+            bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {_panels(uks)}) -> {_panels(uks)}")
         else:
             bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
                                 f"[{lead_stride}1, 1] : {t} to {t2}")
         cur = c_in
         for rows, lo, hi in row_ranges:
+            tb = _panels(uks) if uks.transpose_b else t2
             cur = b.op("rows", f"func.call @{rows_name(rows, uks, overwrite)}({ablk}, {bblk}, {cur}, {lo}, {hi}) : "
-                               f"({t2}, {t2}, {t2}, index, index) -> {t2}")
+                               f"({t2}, {tb}, {t2}, index, index) -> {t2}")
         return cur
 
     start, init = zero, cblk

@@ -4,7 +4,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
-from ..lowering import (abi, asserts, cpu, dispatch_calls, expand_shapes, llvm_target, narrow_types, outline, pads,
+from ..lowering import (abi, asserts, cpu, dispatch_calls, expand_shapes, llvm_target, math_approx, narrow_types, outline,
+                        pads,
                         safe_indexing)
 from .base import ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
@@ -20,14 +21,14 @@ class LowerCpu(ModulePass):
         return self.num_threads or self.resolved_target().cores
 
     def steps(self) -> list:
-        """On tensors: the ABI, data-dependent reads clamped, softmax as its parts, pads as copies, parallel copies, vectorized uKernels; bufferize; then
+        """On tensors: the ABI, data-dependent reads clamped, softmax as its parts, f32 exp/erf/tanh as polynomials, pads as copies, parallel copies, vectorized uKernels; bufferize; then
         inlining, OpenMP, loops, top-level loop nests outlined, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
         LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
         after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
         to_llvm = cpu.llvm_pipeline(openmp=threads > 1, transpose_lowering=transpose_lowering)
-        return [abi.convert_public_functions, safe_indexing.clamp_extract_indices, cpu.decompose_aggregates, pads.decompose_pads, cpu.parallelize_copies,
+        return [abi.convert_public_functions, safe_indexing.clamp_extract_indices, cpu.decompose_aggregates, math_approx.approximate_math, pads.decompose_pads, cpu.parallelize_copies,
                 VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(cpu.loops_pipeline()),

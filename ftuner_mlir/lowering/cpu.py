@@ -9,6 +9,7 @@ from mlir.dialects.transform import interpreter
 from ..ir.codecs import PARALLEL_OUTER_ATTR
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.walk import walk
+from .parallel_generics import guard_parallel_generics, tile_script
 
 def _transform_script(body: str) -> str:
     """A transform-dialect module whose entry sequence runs `body` on the payload root `%root`."""
@@ -80,6 +81,13 @@ def decompose_aggregates(module_op) -> None:
 def parallelize_copies(module_op) -> None:
     if any(PARALLEL_OUTER_ATTR in op.attributes for op in walk(module_op)):
         _apply(PARALLEL_COPIES, module_op)
+
+
+def parallelize_generics(module_op) -> None:
+    """The public functions' big elementwise ops and reductions over the cores (parallel_generics.py)."""
+    tile_lists = guard_parallel_generics(module_op)
+    if tile_lists:
+        _apply(_transform_script(tile_script(tile_lists)), module_op)
 
 
 def vectorize_ukernels(module_op) -> None:

@@ -1,4 +1,5 @@
-"""Each top-level loop nest of a public function becomes a function of its own, kept out of line.
+"""Each top-level loop nest (or choice of loop nests) of a public function becomes a function of its
+own, kept out of line.
 
 torch-mlir's exports put every elementwise op, reduction and gather of a whole model into one function:
 BERT-base's is hundreds of loop nests, and LLVM's -O3 passes are superlinear in function size (its one
@@ -14,6 +15,8 @@ from mlir.dialects import func
 from ..ir.walk import defining_op, public_functions, walk
 
 OUTLINED_ATTR = "ftuner.outlined"
+# loop nests, and the run-time choices between a parallel and a serial one (parallel_generics.py)
+OUTLINED_OPS = ("scf.for", "scf.if")
 
 
 def outline_top_level_loops(module_op) -> None:
@@ -21,7 +24,7 @@ def outline_top_level_loops(module_op) -> None:
     for fn in public_functions(module_op):
         name = fn.attributes["sym_name"].value
         loops = [op for op in fn.regions[0].blocks[0].operations
-                 if op.operation.name == "scf.for" and not op.results]
+                 if op.operation.name in OUTLINED_OPS and not op.results]
         for number, loop in enumerate(loops):
             _outline(loop, f"ftuner_outlined_{name}_{number}", module_block)
 

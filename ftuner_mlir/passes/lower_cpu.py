@@ -21,19 +21,24 @@ class LowerCpu(ModulePass):
         return self.num_threads or self.resolved_target().cores
 
     def steps(self) -> list:
-        """On tensors: the ABI, data-dependent reads clamped, softmax as its parts, f32 exp/erf/tanh as polynomials, pads as copies, parallel copies, vectorized uKernels; bufferize; then
+        """On tensors: the ABI, data-dependent reads clamped, softmax as its parts, elementwise ops fused, f32 exp/erf/tanh as polynomials, pads as copies, parallel copies, big generics over the cores, vectorized uKernels; bufferize; then
         inlining, OpenMP, loops, top-level loop nests outlined, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
         LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
         after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
         to_llvm = cpu.llvm_pipeline(openmp=threads > 1, transpose_lowering=transpose_lowering)
-        return [abi.convert_public_functions, safe_indexing.clamp_extract_indices, cpu.decompose_aggregates, math_approx.approximate_math, pads.decompose_pads, cpu.parallelize_copies,
+        return [abi.convert_public_functions, safe_indexing.clamp_extract_indices, cpu.decompose_aggregates, "linalg-fuse-elementwise-ops", math_approx.approximate_math, pads.decompose_pads, cpu.parallelize_copies,
+                self._parallelize_generics,
                 VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(cpu.loops_pipeline()),
                 outline.outline_top_level_loops, narrow_types.store_i1_as_i8, asserts.report_failed_asserts,
                 ",".join(to_llvm), outline.keep_out_of_line, cpu.check_llvm_dialect, self._annotate_llvm_target]
+
+    def _parallelize_generics(self, module_op) -> None:
+        if self.threads() > 1:
+            cpu.parallelize_generics(module_op)
 
     def _annotate_llvm_target(self, module_op) -> None:
         llvm_target.annotate(module_op, self.resolved_target())

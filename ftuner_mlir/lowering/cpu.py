@@ -117,6 +117,17 @@ def parallel_pipeline(num_threads: int) -> list[str]:
     return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
 
 
+def balance_dispatch_loops(module_op) -> None:
+    """The dispatch functions' OpenMP loops hand out their blocks dynamically: on a shared machine one
+    core may run slower than the other (a busy sibling thread), and a static split then waits for it."""
+    dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>", module_op.context)
+    for fn in module_op.regions[0].blocks[0].operations:
+        if fn.operation.name == "func.func" and "ftuner.dispatch" in fn.attributes:
+            for op in walk(fn):
+                if op.operation.name == "omp.wsloop":
+                    op.attributes["schedule_kind"] = dynamic
+
+
 def loops_pipeline() -> list[str]:
     """Vector transfers and linalg ops to loops of loads and stores; strided metadata made explicit."""
     return ["convert-vector-to-scf{full-unroll=true}", "convert-linalg-to-loops", "lower-affine",

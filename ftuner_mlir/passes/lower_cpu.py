@@ -22,7 +22,7 @@ class LowerCpu(ModulePass):
 
     def steps(self) -> list:
         """On tensors: the ABI, data-dependent reads clamped, softmax as its parts, elementwise ops fused, f32 exp/erf/tanh as polynomials, pads as copies, parallel copies, big generics over the cores, vectorized uKernels; bufferize; then
-        inlining, OpenMP, loops, top-level loop nests outlined, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
+        inlining, OpenMP (dispatch blocks handed out dynamically), loops, top-level loop nests outlined, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
         LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
@@ -32,7 +32,8 @@ class LowerCpu(ModulePass):
                 self._parallelize_generics,
                 VectorizeUKernels(target=self.target).apply,
                 ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
-                expand_shapes.lower_dynamic_expand_shapes, ",".join(after), ",".join(cpu.loops_pipeline()),
+                expand_shapes.lower_dynamic_expand_shapes, ",".join(after), cpu.balance_dispatch_loops,
+                ",".join(cpu.loops_pipeline()),
                 outline.outline_top_level_loops, narrow_types.store_i1_as_i8, asserts.report_failed_asserts,
                 ",".join(to_llvm), outline.keep_out_of_line, cpu.check_llvm_dialect, self._annotate_llvm_target]
 

@@ -16,6 +16,10 @@ def round_up(a: int, b: int) -> int:
     return ceil_div(a, b) * b
 
 
+TASKS_PER_CORE = 4         # a core slowed by a neighbour hands its tasks to the others
+MIN_TASK_STRIPS = 4        # columns of a task: at least this many body tiles
+
+
 class IntArith:
     """Index arithmetic on Python ints. The dispatch code runs the same formulas on IR values (an
     arithmetic with these methods that emits ops: codegen/matmul.py), so both agree by construction."""
@@ -45,7 +49,11 @@ def block_shape(uks: UKernelSet, batch, m, n, ar=IntArith()) -> tuple:
         blocks_m = ar.max(blocks_m, ar.if_at_most(n, few_columns, spread, one))
     mc = ar.max(ar.round_up(ar.ceil_div(m, blocks_m), mr), mr)
     tasks_m = ar.mul(ar.max(batch, one), blocks_m)
-    blocks_n = ar.max(ar.max(ar.ceil_div(n, ar.const(uks.nc)), ar.ceil_div(cores, tasks_m)), one)
+    # enough tasks for the cores to balance each other (TASKS_PER_CORE each, taken dynamically), while
+    # column blocks stay at least MIN_TASK_STRIPS register tiles wide
+    wanted = ar.min(ar.ceil_div(ar.const(TASKS_PER_CORE * uks.cores), tasks_m),
+                    ar.max(ar.floor_div(n, ar.const(MIN_TASK_STRIPS * uks.nr)), one))
+    blocks_n = ar.max(ar.max(ar.ceil_div(n, ar.const(uks.nc)), ar.max(ar.ceil_div(cores, tasks_m), wanted)), one)
     # whole waves: make the task count a multiple of the cores where that is one more column block
     blocks_n = ar.ceil_div(ar.round_up(ar.mul(tasks_m, blocks_n), cores), tasks_m)
     nc = ar.max(ar.round_up(ar.ceil_div(n, blocks_n), nr), nr)

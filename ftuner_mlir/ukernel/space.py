@@ -166,8 +166,11 @@ def select(target: CpuTarget, family: str, dtype: str = "f32", tile: RegisterTil
     the cache levels."""
     best = tile or ranked_candidates(target, dtype)[0].tile
     elem = ELEMENT_BITS[dtype] // 8
-    # A strip (mr x kc) and B panel (kc x nr) share half of L1; the rest holds C and prefetched lines.
-    kc = _largest_power_of_two_at_most(target.l1d_bytes / 2 / ((best.mr + best.nr) * elem))
+    # The A strip (mr x kc) stays in L1 while the B panels of the block stream through it from L2 (one
+    # per column strip: codegen/matmul.py's rows loop): it takes at most a sixth of L1. A longer kc means
+    # fewer passes over C (one load and store of every C tile per reduction block): with kc = 128 and
+    # K = 3072, 24 passes.
+    kc = _largest_power_of_two_at_most(target.l1d_bytes / 6 / (best.mr * elem))
     # A block (mc x kc) and B block (kc x nc) each take a quarter of L2.
     span = _largest_power_of_two_at_most(target.l2_bytes / 4 / (kc * elem))
     mc = max(best.mr, span // best.mr * best.mr)

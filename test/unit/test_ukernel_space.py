@@ -50,8 +50,8 @@ def test_port_model_by_hand_intel_sapphire_rapids():
     # 8x32, 4x64 and 4x32 all reach 1.0; 8x32 has the highest intensity (2*8*32/40 = 12.8).
     u = select(SPR, "matmul_transpose_b")
     assert (u.mr, u.nr) == (8, 32)
-    assert u.kc == 128                       # 48 KiB / 2 / ((8+32) * 4 B) = 153 -> 128
-    assert (u.mc, u.nc) == (1024, 1024)      # 2 MiB / 4 / (128 * 4 B) = 1024
+    assert u.kc == 256                       # A strip in L1/6: 48 KiB / 6 / (8 * 4 B) = 256
+    assert (u.mc, u.nc) == (512, 512)        # 2 MiB / 4 / (256 * 4 B) = 512
 
 
 def test_port_model_by_hand_amd_zen4():
@@ -66,8 +66,8 @@ def test_port_model_by_hand_amd_zen4():
     assert c[(4, 16)].efficiency == 1.0
     u = select(ZEN4, "matmul")
     assert (u.mr, u.nr) == (8, 32)           # intensity 12.8 beats 8x16's 10.7
-    assert u.kc == 64                        # 32 KiB / 2 / (40 * 4 B) = 102 -> 64
-    assert (u.mc, u.nc) == (1024, 1024)      # 1 MiB / 4 / (64 * 4 B) = 1024
+    assert u.kc == 128                       # 32 KiB / 6 / (8 * 4 B) = 170 -> 128
+    assert (u.mc, u.nc) == (512, 512)        # 1 MiB / 4 / (128 * 4 B) = 512
 
 
 def test_port_model_by_hand_avx2():
@@ -78,7 +78,7 @@ def test_port_model_by_hand_avx2():
     assert "needs 19 vector registers" in c[(8, 16)].rejected
     assert c[(8, 8)].efficiency == pytest.approx(4 / 4.5)
     u = select(AVX2, "matmul")
-    assert (u.mr, u.nr, u.kc, u.mc, u.nc) == (4, 16, 128, 256, 256)
+    assert (u.mr, u.nr, u.kc, u.mc, u.nc) == (4, 16, 256, 128, 128)   # 32 KiB / 6 / 16 B -> 256; 512 KiB / 4 / 1 KiB
 
 
 def test_host_detection_reads_the_vendor(tmp_path):
@@ -129,6 +129,17 @@ def test_block_shape_occupies_the_cores():
     assert (mc, nc) == (8, 32)
 
 
+def test_block_shape_gives_each_core_several_tasks():
+    """BERT's linear layers (M = 2048, 2 cores, mc = nc = 512): 4 row blocks, and column blocks until
+    there are 4 tasks a core, each at least 4 register tiles (128 columns) wide."""
+    u = select(AVX512, "matmul_transpose_b")
+    assert (u.mc, u.nc, u.cores) == (512, 512, 2)
+    assert block_shape(u, 1, 2048, 768) == (512, 384)        # 4 x 2 = 8 tasks
+    assert cover(u, 1, 2048, 768, 768).blocks == 8
+    assert block_shape(u, 1, 80, 768) == (80, 128)           # T = 5: 6 tasks of 4 strips (not 8 of 96)
+    assert block_shape(u, 1, 16, 100) == (16, 64)            # few columns: the two cores still get one each
+
+
 def test_few_columns_split_rows_over_the_cores():
     """A conv GEMM (F=256 rows, OH*OW=196 columns, 2 cores, 8x32 tiles): two column blocks would be 128
     and 68 columns wide; two row blocks of 128 rows are even. With many columns the rows stay whole (a
@@ -137,7 +148,7 @@ def test_few_columns_split_rows_over_the_cores():
     assert u.cores == 2 and (u.mr, u.nr) == (8, 32)
     assert block_shape(u, 1, 256, 196) == (128, 224)
     assert cover(u, 1, 256, 196, 2304).blocks == 2
-    assert block_shape(u, 1, 64, 3136) == (64, 800)
+    assert block_shape(u, 1, 64, 3136) == (64, 416)   # 4 tasks a core: 8 column blocks of 392 -> 416
     assert block_shape(select(AVX512, "matmul_transpose_b"), 1, 256, 196)[0] == 256
 
 

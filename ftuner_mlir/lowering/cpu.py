@@ -9,7 +9,8 @@ from mlir.dialects.transform import interpreter
 from ..ir.codecs import PARALLEL_OUTER_ATTR
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.walk import walk
-from .parallel_generics import guard_parallel_generics, tile_script
+from .parallel_generics import TILES_ATTR, guard_parallel_generics, tile_script
+from .row_reductions import carry_row_accumulators
 
 def _transform_script(body: str) -> str:
     """A transform-dialect module whose entry sequence runs `body` on the payload root `%root`."""
@@ -88,6 +89,7 @@ def parallelize_generics(module_op) -> None:
     tile_lists = guard_parallel_generics(module_op)
     if tile_lists:
         _apply(_transform_script(tile_script(tile_lists)), module_op)
+        carry_row_accumulators(module_op, TILES_ATTR)
 
 
 def vectorize_ukernels(module_op) -> None:

@@ -1,0 +1,117 @@
+"""A row of a reduction (a layernorm's mean, a softmax's max and sum) becomes a loop whose accumulators
+are loop-carried values: the loop LLVM vectorizes.
+
+Lowered as linalg loops, a reduction reads and writes its output element at every step, and LLVM
+cannot keep it in a register (it cannot prove the output does not alias the input), so the row ran one
+element at a time behind a store-to-load round trip. The rows parallel_generics.py cuts out (a
+generic on [1, ..., 1, K] whose last loop is the only reduction) are rewritten on tensors:
+
+    acc = out[0, ..., 0];  for k < K: acc = body(in_i[index_i(k)], acc);  out[0, ..., 0] = acc
+
+with the combining op marked reassociable (`fastmath<reassoc>`), which lets LLVM's loop vectorizer
+split the sum over vector lanes (the sum's rounding order changes, within float tolerance).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, scf, tensor
+
+from ..ir.build import dim, index
+from ..ir.walk import walk
+
+REASSOC = "#arith.fastmath<reassoc>"
+REASSOCIABLE = ("arith.addf", "arith.mulf")
+
+
+def _iterators(op) -> list[str]:
+    return [str(ir.Attribute(a)).split("<")[-1].rstrip(">") for a in op.attributes["iterator_types"]]
+
+
+def _maps(op) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+
+
+def _is_row_tile(op) -> bool:
+    """All loops but the last are parallel with extent 1, the last is the reduction, and no output is
+    indexed by it."""
+    kinds = _iterators(op)
+    if kinds[-1] != "reduction" or any(k != "parallel" for k in kinds[:-1]) or len(op.results) == 0:
+        return False
+    last = len(kinds) - 1
+    inputs = len(op.operands) - len(op.results)
+    for operand, amap in zip(op.operands, _maps(op)):
+        shape = ir.ShapedType(operand.type).shape
+        for position, expr in enumerate(amap.results):
+            if isinstance(expr, ir.AffineDimExpr) and expr.position != last and shape[position] != 1:
+                return False
+            if not isinstance(expr, (ir.AffineDimExpr, ir.AffineConstantExpr)):
+                return False
+    def reads_last(amap):
+        return any(isinstance(e, ir.AffineDimExpr) and e.position == last for e in amap.results)
+    maps = _maps(op)
+    return any(reads_last(m) for m in maps[:inputs]) and not any(reads_last(m) for m in maps[inputs:])
+
+
+def _indices(amap: ir.AffineMap, k: ir.Value, last: int) -> list[ir.Value]:
+    out = []
+    for expr in amap.results:
+        if isinstance(expr, ir.AffineDimExpr):
+            out.append(k if expr.position == last else index(0))
+        else:
+            out.append(index(expr.value))
+    return out
+
+
+def _rewrite(op) -> None:
+    maps, last = _maps(op), len(_iterators(op)) - 1
+    inputs = len(op.operands) - len(op.results)
+    ins, outs = list(op.operands)[:inputs], list(op.operands)[inputs:]
+    body = op.regions[0].blocks[0]
+    with ir.InsertionPoint(op), op.location:
+        extent = None
+        for operand, amap in zip(ins, maps):
+            for position, expr in enumerate(amap.results):
+                if isinstance(expr, ir.AffineDimExpr) and expr.position == last:
+                    extent = dim(operand, position)
+                    break
+            if extent is not None:
+                break
+        starts = [tensor.ExtractOp(out, _indices(amap, None, last)).result for out, amap in zip(outs, maps[inputs:])]
+        loop = scf.ForOp(index(0), extent, index(1), starts)
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            mapping = {}
+            for argument, operand, amap in zip(body.arguments[:inputs], ins, maps[:inputs]):
+                mapping[argument] = tensor.ExtractOp(operand, _indices(amap, k, last)).result
+            for argument, acc in zip(body.arguments[inputs:], loop.inner_iter_args):
+                mapping[argument] = acc
+            yielded = []
+            for inner in body.operations:
+                if inner.operation.name == "linalg.yield":
+                    yielded = [mapping.get(v, v) for v in inner.operands]
+                    break
+                if inner.operation.name == "linalg.index":
+                    position = ir.IntegerAttr(inner.attributes["dim"]).value
+                    mapping[inner.results[0]] = k if position == last else index(0)
+                    continue
+                clone = inner.operation.clone()
+                for i, operand in enumerate(clone.operands):
+                    if operand in mapping:
+                        clone.operands[i] = mapping[operand]
+                for old, new in zip(inner.results, clone.results):
+                    mapping[old] = new
+                if clone.name in REASSOCIABLE and any(a in list(clone.operands) for a in loop.inner_iter_args):
+                    clone.attributes["fastmath"] = ir.Attribute.parse(REASSOC)
+            scf.YieldOp(yielded)
+        results = [tensor.InsertOp(value, out, _indices(amap, None, last)).result
+                   for value, out, amap in zip(loop.results, outs, maps[inputs:])]
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.operation.erase()
+
+
+def carry_row_accumulators(module_op, marker: str) -> None:
+    """Rewrite every row-reduction tile carrying attribute `marker` (the tiles parallel_generics cuts)."""
+    for op in [op for op in walk(module_op) if op.operation.name == "linalg.generic" and marker in op.attributes]:
+        if _is_row_tile(op):
+            _rewrite(op)

@@ -77,8 +77,8 @@ def ukernel_name(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
     return f"ftuner_uk_matmul_{rows}x{cols}{_z(zero)}_{dtype}"
 
 
-def rows_name(rows: int, uks: UKernelSet, zero: bool = False) -> str:
-    packed = "_pb" if uks.transpose_b else ""
+def rows_name(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = False) -> str:
+    packed = "_pb" if packed else ""
     return f"ftuner_rows_{rows}_n{uks.nr}{packed}{_z(zero)}_{uks.dtype}"
 
 
@@ -88,6 +88,10 @@ def transpose_name(size: int, dtype: str) -> str:
 
 def pack_name(uks: UKernelSet) -> str:
     return f"ftuner_pack_bt_{uks.lanes}_n{uks.nr}_{uks.dtype}"
+
+
+def copy_pack_name(uks: UKernelSet) -> str:
+    return f"ftuner_pack_b_n{uks.nr}_{uks.dtype}"
 
 
 def dispatch_name(uks: UKernelSet, zero: bool = False) -> str:
@@ -115,6 +119,20 @@ def emit_transpose_ukernel(size: int, dtype: str) -> str:
     return (f"func.func private @{transpose_name(size, dtype)}(%src: {t}, %dst: {t}) -> {t} attributes {{ftuner.ukernel}} {{\n"
             f"  %r = linalg.transpose ins(%src : {t}) outs(%dst : {t}) permutation = [1, 0]\n"
             f"  return %r : {t}\n}}")
+
+
+# A plain matmul packs its B block only for blocks of at least this many rows: the pack writes and
+# rereads the block, which a few row strips do not repay (GPT-2's layer at 80 rows: 16.7 ms packed
+# against 10.0 in place; at 2048 rows 8% faster packed).
+PACK_MIN_ROWS = 256
+
+
+def packs_b(uks: UKernelSet) -> bool:
+    """B can go through micro-panels: always when stored N x K (it must be transposed anyway), and
+    for a plain matmul with enough rows (PACK_MIN_ROWS, chosen at run time), whose B rows are N floats
+    apart (an in-place panel falls into a few L1 sets). A batched matmul's B (attention's K^T or V, a
+    few KiB a batch) is read in place."""
+    return uks.transpose_b or not uks.batched
 
 
 def _panels(uks: UKernelSet) -> str:
@@ -176,12 +194,45 @@ def emit_pack(uks: UKernelSet) -> str:
             f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
 
 
-def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
+def emit_copy_pack(uks: UKernelSet) -> str:
+    """B block [kk x bn] (stored K x N) -> nr-wide micro-panels [ceil(bn/nr), kk, nr]: one row copy per
+    panel row (contiguous nr floats: LLVM vectorizes it), the last panel's bn % nr columns likewise."""
+    t2, panels, nr = _dyn(2, uks.dtype), _panels(uks), uks.nr
+    b = IRBody()
+    zero, one, width = b.const(0), b.const(1), b.const(nr)
+    kk = b.op("kk", f"tensor.dim %src, {zero} : {t2}")
+    bn = b.op("bn", f"tensor.dim %src, {one} : {t2}")
+    full_panels = b.op("np", f"arith.divui {bn}, {width} : index")
+    bn_full = b.op("bnf", f"arith.muli {full_panels}, {width} : index")
+
+    def copy_into(cur: str, src_where: str, dst_where: str) -> str:
+        s_ = b.op("s", f"tensor.extract_slice %src{src_where} : {t2} to {t2}")
+        o_ = b.op("o", f"tensor.extract_slice {cur}{dst_where} : {panels} to {t2}")
+        c_ = b.op("cp", f"linalg.copy ins({s_} : {t2}) outs({o_} : {t2}) -> {t2}")
+        return b.op("w", f"tensor.insert_slice {c_} into {cur}{dst_where} : {t2} into {panels}")
+
+    b(f"%full = scf.for %p = {zero} to {full_panels} step {one} iter_args(%d = %dst) -> ({panels}) {{")
+    first = b.op("j", f"arith.muli %p, {width} : index")
+    b(f"scf.yield {copy_into('%d', f'[0, {first}] [{kk}, {width}] [1, 1]', f'[%p, 0, 0] [1, {kk}, {width}] [1, 1, 1]')} : {panels}")
+    b("}")
+    rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
+    partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {zero} : index")
+    b(f"%packed = scf.if {partial} -> ({panels}) {{")
+    b(f"scf.yield {copy_into('%full', f'[0, {bn_full}] [{kk}, {rest_n}] [1, 1]', f'[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]')} : {panels}")
+    b("} else {")
+    b(f"scf.yield %full : {panels}")
+    b("}")
+    b(f"return %packed : {panels}")
+    return (f"func.func private @{copy_pack_name(uks)}(%src: {t2}, %dst: {panels}) -> {panels} "
+            f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
+
+
+def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = False) -> str:
     """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows.
     With `zero`, the uKernels overwrite C instead of accumulating into it. B is the block itself
     (kk x bn, read in place) or, for B stored N x K, its packed micro-panels (emit_pack)."""
     t, dt = _dyn(2, uks.dtype), uks.dtype
-    tb = _panels(uks) if uks.transpose_b else t
+    tb = _panels(uks) if packed else t
     b = IRBody()
     one = b.const(1)
     kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
@@ -196,7 +247,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
         tile_b = f"tensor<?x{cols}x{dt}>"
         tile_c = f"tensor<{rows}x{cols}x{dt}>"
         sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
-        if uks.transpose_b:
+        if packed:
             width = b.const(uks.nr)
             panel, col = b.op("p", f"arith.divui {j}, {width} : index"), b.op("q", f"arith.remui {j}, {width} : index")
             sb = b.op("b", f"tensor.extract_slice %b[{panel}, 0, {col}] [1, {kk}, {cols}] [1, 1, 1] : {tb} to {tile_b}")
@@ -212,7 +263,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False) -> str:
     b(f"scf.yield {acc} : {t}")
     b("}")
     b(f"return %res : {t}")
-    return (f"func.func private @{rows_name(rows, uks, zero)}(%a: {t}, %b: {tb}, %c: {t}, %lo: index, %hi: index) -> {t}"
+    return (f"func.func private @{rows_name(rows, uks, zero, packed)}(%a: {t}, %b: {tb}, %c: {t}, %lo: index, %hi: index) -> {t}"
             f" attributes {{ftuner.rows = {rows} : i64}} {{\n{b.text()}\n}}")
 
 
@@ -254,14 +305,28 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
             panels = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
             empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {_panels(uks)}")
             bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {_panels(uks)}) -> {_panels(uks)}")
-        else:
-            bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
-                                f"[{lead_stride}1, 1] : {t} to {t2}")
-        cur = c_in
+            return row_strips(ablk, bblk, c_in, overwrite, packed=True)
+        bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
+                            f"[{lead_stride}1, 1] : {t} to {t2}")
+        if not packs_b(uks):
+            return row_strips(ablk, bblk, c_in, overwrite, packed=False)
+        many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
+        result = b.fresh("blk")
+        b(f"{result} = scf.if {many_rows} -> ({t2}) {{")
+        panels = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
+        empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {_panels(uks)}")
+        packed = b.op("bp", f"func.call @{copy_pack_name(uks)}({bblk}, {empty}) : ({t2}, {_panels(uks)}) -> {_panels(uks)}")
+        b(f"scf.yield {row_strips(ablk, packed, c_in, overwrite, packed=True)} : {t2}")
+        b("} else {")
+        b(f"scf.yield {row_strips(ablk, bblk, c_in, overwrite, packed=False)} : {t2}")
+        b("}")
+        return result
+
+    def row_strips(ablk: str, bblk: str, c_in: str, overwrite: bool, packed: bool) -> str:
+        cur, tb = c_in, _panels(uks) if packed else t2
         for rows, lo, hi in row_ranges:
-            tb = _panels(uks) if uks.transpose_b else t2
-            cur = b.op("rows", f"func.call @{rows_name(rows, uks, overwrite)}({ablk}, {bblk}, {cur}, {lo}, {hi}) : "
-                               f"({t2}, {tb}, {t2}, index, index) -> {t2}")
+            cur = b.op("rows", f"func.call @{rows_name(rows, uks, overwrite, packed)}({ablk}, {bblk}, {cur}, {lo}, "
+                               f"{hi}) : ({t2}, {tb}, {t2}, index, index) -> {t2}")
         return cur
 
     start, init = zero, cblk
@@ -288,14 +353,24 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
             f" attributes {{ftuner.dispatch = \"{uks.family}\"}} {{\n{b.text()}\n}}")
 
 
+def _row_layouts(uks: UKernelSet) -> tuple[bool, ...]:
+    """The B layouts the row strips read: micro-panels (packed), the block in place, or both."""
+    if uks.transpose_b:
+        return (True,)
+    return (True, False) if packs_b(uks) else (False,)
+
+
 def emit_all(uks: UKernelSet, zero_init: bool = False) -> dict[str, str]:
     """symbol name -> function text, for the dispatch and everything it calls."""
     funcs = {dispatch_name(uks, zero_init): emit_dispatch(uks, zero_init)}
     for zero in ((False, True) if zero_init else (False,)):
         for rows in uks.row_sizes:
-            funcs[rows_name(rows, uks, zero)] = emit_rows(rows, uks, zero)
+            for packed in _row_layouts(uks):
+                funcs[rows_name(rows, uks, zero, packed)] = emit_rows(rows, uks, zero, packed)
         for rows, cols in uks.ukernels():
             funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero)
+    if packs_b(uks) and not uks.transpose_b:
+        funcs[copy_pack_name(uks)] = emit_copy_pack(uks)
     if uks.transpose_b:
         funcs[pack_name(uks)] = emit_pack(uks)
         funcs[transpose_name(uks.lanes, uks.dtype)] = emit_transpose_ukernel(uks.lanes, uks.dtype)

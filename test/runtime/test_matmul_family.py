@@ -56,6 +56,13 @@ def test_matmul_fresh_shapes_never_seen(exes, rng):
         _matmul_case(rng, exes["matmul"], m, n, k)
 
 
+@pytest.mark.parametrize("m, n, k", [(256, 37, 19), (257, 1, 5), (300, 530, 300), (512, 33, 129), (255, 65, 31)])
+def test_matmul_packed_b_blocks(exes, rng, m, n, k):
+    """Blocks of 256 rows and more copy B into micro-panels (both edges: N % 32 and K past kc), smaller
+    ones read it in place."""
+    _matmul_case(rng, exes["matmul"], m, n, k)
+
+
 def test_matmul_f64(exes, rng):
     for m, n, k in [(1, 1, 1), (9, 7, 5), (33, 65, 17), (131, 67, 257)]:
         _matmul_case(rng, exes["matmul_f64"], m, n, k, np.float64)

@@ -315,7 +315,7 @@ def test_machine_readable_output(tmp_path):
     import json
     r = _cli("target", "--target", "intel-spr", "--json")
     data = json.loads(r.stdout)
-    assert r.returncode == 0 and data["analytic"] == [8, 32] and data["sets"]["matmul"]["kc"] == 128
+    assert r.returncode == 0 and data["analytic"] == [8, 32] and data["sets"]["matmul"]["kc"] == 256
     assert any(c["rejected"] and "general-purpose" in c["rejected"] for c in data["candidates"])
     env = dict(os.environ, FTUNER_CACHE_DIR=str(tmp_path))
     r = subprocess.run([str(BIN / "ftuner"), "cache", "--json"], env=env, capture_output=True, text=True, timeout=60)

@@ -140,6 +140,26 @@ def _panels(uks: UKernelSet) -> str:
     return f"tensor<?x?x{uks.nr}x{uks.dtype}>"
 
 
+def _into_panels(b: IRBody, cur: str, src_where: str, dst_where: str, t2: str, panels: str, move) -> str:
+    """src[src_where] (2-D) moved into the panel slice cur[dst_where] (rank-reduced to 2-D); `move`
+    gives the op text from the source and destination slices (a copy or a transpose)."""
+    src = b.op("s", f"tensor.extract_slice %src{src_where} : {t2} to {t2}")
+    dst = b.op("o", f"tensor.extract_slice {cur}{dst_where} : {panels} to {t2}")
+    moved = b.op("m", move(src, dst))
+    return b.op("w", f"tensor.insert_slice {moved} into {cur}{dst_where} : {t2} into {panels}")
+
+
+def _last_panel(b: IRBody, cur: str, rest_n: str, fill, panels: str) -> str:
+    """`fill(cur)` when the block has a partial last panel (rest_n > 0 columns), else cur unchanged."""
+    partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {b.const(0)} : index")
+    b(f"%packed = scf.if {partial} -> ({panels}) {{")
+    b(f"scf.yield {fill(cur)} : {panels}")
+    b("} else {")
+    b(f"scf.yield {cur} : {panels}")
+    b("}")
+    return "%packed"
+
+
 def emit_pack(uks: UKernelSet) -> str:
     """B^T block [bn x kk] -> nr-wide micro-panels [ceil(bn/nr), kk, nr], so each uKernel streams its
     B panel contiguously (nr floats a row) instead of rows bn apart that fall into a few L1 sets. Full
@@ -169,11 +189,8 @@ def emit_pack(uks: UKernelSet) -> str:
     b("}")
 
     def transpose_into(cur: str, src_where: str, dst_where: str) -> str:
-        """src[src_where] (2-D) transposed into the panel slice cur[dst_where] (rank-reduced to 2-D)."""
-        s_ = b.op("es", f"tensor.extract_slice %src{src_where} : {t2} to {t2}")
-        o_ = b.op("eo", f"tensor.extract_slice {cur}{dst_where} : {panels} to {t2}")
-        tr_ = b.op("et", f"linalg.transpose ins({s_} : {t2}) outs({o_} : {t2}) permutation = [1, 0]")
-        return b.op("ew", f"tensor.insert_slice {tr_} into {cur}{dst_where} : {t2} into {panels}")
+        return _into_panels(b, cur, src_where, dst_where, t2, panels, lambda src, dst:
+                            f"linalg.transpose ins({src} : {t2}) outs({dst} : {t2}) permutation = [1, 0]")
 
     # the last kk % lanes rows of every full panel
     rest_k = b.op("rk", f"arith.subi {kk}, {kk_full} : index")
@@ -183,13 +200,9 @@ def emit_pack(uks: UKernelSet) -> str:
     b("}")
     # the last panel's bn % nr columns, every row (when there are any: the panel exists only then)
     rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
-    partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {zero} : index")
-    b(f"%packed = scf.if {partial} -> ({panels}) {{")
-    b(f"scf.yield {transpose_into('%bottom', f'[{bn_full}, 0] [{rest_n}, {kk}] [1, 1]', f'[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]')} : {panels}")
-    b("} else {")
-    b(f"scf.yield %bottom : {panels}")
-    b("}")
-    b(f"return %packed : {panels}")
+    packed = _last_panel(b, "%bottom", rest_n, lambda cur: transpose_into(
+        cur, f"[{bn_full}, 0] [{rest_n}, {kk}] [1, 1]", f"[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]"), panels)
+    b(f"return {packed} : {panels}")
     return (f"func.func private @{pack_name(uks)}(%src: {t2}, %dst: {panels}) -> {panels} "
             f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
 
@@ -206,23 +219,17 @@ def emit_copy_pack(uks: UKernelSet) -> str:
     bn_full = b.op("bnf", f"arith.muli {full_panels}, {width} : index")
 
     def copy_into(cur: str, src_where: str, dst_where: str) -> str:
-        s_ = b.op("s", f"tensor.extract_slice %src{src_where} : {t2} to {t2}")
-        o_ = b.op("o", f"tensor.extract_slice {cur}{dst_where} : {panels} to {t2}")
-        c_ = b.op("cp", f"linalg.copy ins({s_} : {t2}) outs({o_} : {t2}) -> {t2}")
-        return b.op("w", f"tensor.insert_slice {c_} into {cur}{dst_where} : {t2} into {panels}")
+        return _into_panels(b, cur, src_where, dst_where, t2, panels,
+                            lambda src, dst: f"linalg.copy ins({src} : {t2}) outs({dst} : {t2}) -> {t2}")
 
     b(f"%full = scf.for %p = {zero} to {full_panels} step {one} iter_args(%d = %dst) -> ({panels}) {{")
     first = b.op("j", f"arith.muli %p, {width} : index")
     b(f"scf.yield {copy_into('%d', f'[0, {first}] [{kk}, {width}] [1, 1]', f'[%p, 0, 0] [1, {kk}, {width}] [1, 1, 1]')} : {panels}")
     b("}")
     rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
-    partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {zero} : index")
-    b(f"%packed = scf.if {partial} -> ({panels}) {{")
-    b(f"scf.yield {copy_into('%full', f'[0, {bn_full}] [{kk}, {rest_n}] [1, 1]', f'[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]')} : {panels}")
-    b("} else {")
-    b(f"scf.yield %full : {panels}")
-    b("}")
-    b(f"return %packed : {panels}")
+    packed = _last_panel(b, "%full", rest_n, lambda cur: copy_into(
+        cur, f"[0, {bn_full}] [{kk}, {rest_n}] [1, 1]", f"[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]"), panels)
+    b(f"return {packed} : {panels}")
     return (f"func.func private @{copy_pack_name(uks)}(%src: {t2}, %dst: {panels}) -> {panels} "
             f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
 

@@ -15,6 +15,16 @@ def indexing_maps(op) -> list[str] | None:
     return [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
 
 
+def affine_maps(op) -> list[ir.AffineMap]:
+    """A linalg op's indexing maps, as maps."""
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def iterator_kinds(op) -> list[str]:
+    """A linalg.generic's iterator types: "parallel" or "reduction", loop by loop."""
+    return [str(ir.Attribute(a)).split("<")[-1].rstrip(">") for a in op.attributes["iterator_types"]]
+
+
 def _element_type(types) -> str | None:
     """The one element type of `types`, when it is one the uKernels compute in."""
     elements = {str(t.element_type) for t in types}

@@ -16,6 +16,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..ir.build import dim, index
+from ..ir.match import affine_maps, iterator_kinds
 from ..ir.walk import public_functions, walk
 
 TILES_ATTR = "ftuner.parallel_tiles"
@@ -25,9 +26,9 @@ PARALLEL_MIN_ELEMENTS = 1 << 15
 def _row_tiles(op) -> list[int] | None:
     """Tile size 1 for every leading parallel dim but the innermost loop, 0 elsewhere; None when the op
     has no such dim."""
-    kinds = [str(ir.Attribute(a)).split("<")[-1].rstrip(">") for a in op.attributes["iterator_types"]]
+    kinds = iterator_kinds(op)
     tiles = []
-    for position, kind in enumerate(kinds[:-1]):
+    for kind in kinds[:-1]:
         if kind != "parallel":
             break
         tiles.append(1)
@@ -47,7 +48,7 @@ def _candidate(op) -> bool:
 def _iteration_points(op) -> ir.Value:
     """The size of the op's iteration space: each loop's extent read from the first operand that
     indexes it with a plain dim."""
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    maps = affine_maps(op)
     extents: dict[int, ir.Value] = {}
     for operand, amap in zip(op.operands, maps):
         shape = ir.ShapedType(operand.type).shape

@@ -14,32 +14,25 @@ split the sum over vector lanes (the sum's rounding order changes, within float 
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, scf, tensor
+from mlir.dialects import scf, tensor
 
 from ..ir.build import dim, index
+from ..ir.match import affine_maps, iterator_kinds
 from ..ir.walk import walk
 
 REASSOC = "#arith.fastmath<reassoc>"
 REASSOCIABLE = ("arith.addf", "arith.mulf")
 
 
-def _iterators(op) -> list[str]:
-    return [str(ir.Attribute(a)).split("<")[-1].rstrip(">") for a in op.attributes["iterator_types"]]
-
-
-def _maps(op) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-
-
 def _is_row_tile(op) -> bool:
     """All loops but the last are parallel with extent 1, the last is the reduction, and no output is
     indexed by it."""
-    kinds = _iterators(op)
+    kinds = iterator_kinds(op)
     if kinds[-1] != "reduction" or any(k != "parallel" for k in kinds[:-1]) or len(op.results) == 0:
         return False
     last = len(kinds) - 1
     inputs = len(op.operands) - len(op.results)
-    for operand, amap in zip(op.operands, _maps(op)):
+    for operand, amap in zip(op.operands, affine_maps(op)):
         shape = ir.ShapedType(operand.type).shape
         for position, expr in enumerate(amap.results):
             if isinstance(expr, ir.AffineDimExpr) and expr.position != last and shape[position] != 1:
@@ -48,7 +41,7 @@ def _is_row_tile(op) -> bool:
                 return False
     def reads_last(amap):
         return any(isinstance(e, ir.AffineDimExpr) and e.position == last for e in amap.results)
-    maps = _maps(op)
+    maps = affine_maps(op)
     return any(reads_last(m) for m in maps[:inputs]) and not any(reads_last(m) for m in maps[inputs:])
 
 
@@ -63,7 +56,7 @@ def _indices(amap: ir.AffineMap, k: ir.Value, last: int) -> list[ir.Value]:
 
 
 def _rewrite(op) -> None:
-    maps, last = _maps(op), len(_iterators(op)) - 1
+    maps, last = affine_maps(op), len(iterator_kinds(op)) - 1
     inputs = len(op.operands) - len(op.results)
     ins, outs = list(op.operands)[:inputs], list(op.operands)[inputs:]
     body = op.regions[0].blocks[0]

@@ -94,6 +94,9 @@ def _cli(*args, tool="ftuner", stdin=None):
     (("export", "--model", "dense", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
     (("tune", "--top", "0"), "argument --top: expected a positive integer, got 0"),
     (("demo", "--min-time", "inf"), "argument --min-time: expected 0 < seconds <= 60, got inf"),
+    (("bench-conv", "--min-time", "inf"), "argument --min-time: expected 0 < seconds <= 60, got inf"),
+    (("bench-conv", "--min-time", "-1"), "argument --min-time: expected 0 < seconds <= 60, got -1"),
+    (("bench-conv", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
     (("bench", "--odd-count", "-3"), "argument --odd-count: expected a positive integer, got -3"),
     (("export", "/nonexistent/model.mlir"), "No such file or directory"),
 ])

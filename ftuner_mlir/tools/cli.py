@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -220,6 +221,13 @@ def tune(args) -> int:
     best = db.best_tile(target, "matmul", args.dtype)
     print(f"tuning took {wall:.1f} s wall; best {best[0]}x{best[1]} stored in {db.path}" if best else
           f"tuning took {wall:.1f} s wall; no candidate succeeded")
+    if args.json:
+        from ftuner_mlir.bench.run import machine
+        Path(args.json).write_text(json.dumps({
+            "machine": machine(), "target": target.describe(), "dtype": args.dtype, "busy": busy, "wall_s": wall,
+            "trials": [dataclasses.asdict(t) for t in trials], "best": list(best) if best else None,
+            "database": str(db.path)}, indent=1))
+        print(f"wrote {args.json}")
     return 0 if best else 1
 
 
@@ -354,6 +362,7 @@ def main(argv=None) -> None:
     p.add_argument("--dtype", default="f32", choices=("f32", "f64"))
     p.add_argument("--top", type=_positive_int, default=6, help="how many analytic candidates to measure")
     p.add_argument("--db", default=None, help="database file (default: the cache dir; FTUNER_CACHE_DIR)")
+    p.add_argument("--json", default=None, metavar="PATH", help="also write the trials, the machine and the best tile as JSON")
     p.set_defaults(run=tune)
     p = sub.add_parser("export", help="compile a module into a shared library + Python loader (CPU or GPU)")
     src = p.add_mutually_exclusive_group(required=True)

@@ -1,4 +1,9 @@
 """The tuning database and the tuner: measured tiles are stored, then used by compile()."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -52,6 +57,18 @@ def test_tune_measures_and_records(tmp_path):
     assert len(trials) == 2 and all(t.gflops and t.gflops > 0 for t in trials), trials
     assert all(t.spread is not None and t.spread >= 0 for t in trials)
     assert db.best_tile(detect_host(), "matmul", "f32") == (trials[0].mr, trials[0].nr)
+
+
+def test_tune_command_writes_json(tmp_path):
+    """`ftuner tune --json`: the trials as measured, the tile stored as best, the machine."""
+    out, db = tmp_path / "tune.json", tmp_path / "t.sqlite"
+    r = subprocess.run([str(Path(sys.executable).parent / "ftuner"), "tune", "--top", "1", "--db", str(db),
+                        "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(out.read_text())
+    (trial,) = data["trials"]
+    assert trial["gflops"] > 0 and data["best"] == [trial["mr"], trial["nr"]] and data["dtype"] == "f32"
+    assert data["machine"]["cpu"] and data["database"] == str(db)
 
 
 def test_a_broken_candidate_is_reported_not_fatal():

@@ -152,12 +152,13 @@ def _into_panels(b: IRBody, cur: str, src_where: str, dst_where: str, t2: str, p
 def _last_panel(b: IRBody, cur: str, rest_n: str, fill, panels: str) -> str:
     """`fill(cur)` when the block has a partial last panel (rest_n > 0 columns), else cur unchanged."""
     partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {b.const(0)} : index")
-    b(f"%packed = scf.if {partial} -> ({panels}) {{")
+    packed = b.fresh("packed")
+    b(f"{packed} = scf.if {partial} -> ({panels}) {{")
     b(f"scf.yield {fill(cur)} : {panels}")
     b("} else {")
     b(f"scf.yield {cur} : {panels}")
     b("}")
-    return "%packed"
+    return packed
 
 
 def emit_pack(uks: UKernelSet) -> str:
@@ -237,7 +238,7 @@ def emit_copy_pack(uks: UKernelSet) -> str:
 def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = False) -> str:
     """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows.
     With `zero`, the uKernels overwrite C instead of accumulating into it. B is the block itself
-    (kk x bn, read in place) or, for B stored N x K, its packed micro-panels (emit_pack)."""
+    (kk x bn, read in place) or, with `packed`, its micro-panels (emit_pack, emit_copy_pack)."""
     t, dt = _dyn(2, uks.dtype), uks.dtype
     tb = _panels(uks) if packed else t
     b = IRBody()
@@ -245,6 +246,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
     kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
     bn = b.op("bn", f"tensor.dim %c, {one} : {t}")
     col_ranges = _strip_ranges(b, bn, uks.col_sizes)
+    width = b.const(uks.nr) if packed else None      # panel p of column j: j / nr, at j % nr
     b(f"%res = scf.for %i = %lo to %hi step {b.const(rows)} iter_args(%acc = %c) -> ({t}) {{")
     acc = "%acc"
     for cols, lo, hi in col_ranges:
@@ -255,7 +257,6 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
         tile_c = f"tensor<{rows}x{cols}x{dt}>"
         sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
         if packed:
-            width = b.const(uks.nr)
             panel, col = b.op("p", f"arith.divui {j}, {width} : index"), b.op("q", f"arith.remui {j}, {width} : index")
             sb = b.op("b", f"tensor.extract_slice %b[{panel}, 0, {col}] [1, {kk}, {cols}] [1, 1, 1] : {tb} to {tile_b}")
         else:
@@ -309,10 +310,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
         if uks.transpose_b:
             bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, {k0}] [{lead_size}{bn}, {kk}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
-            panels = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
-            empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {_panels(uks)}")
-            bblk = b.op("bblk", f"func.call @{pack_name(uks)}({bt}, {empty}) : ({t2}, {_panels(uks)}) -> {_panels(uks)}")
-            return row_strips(ablk, bblk, c_in, overwrite, packed=True)
+            return row_strips(ablk, pack(pack_name(uks), bt, kk), c_in, overwrite, packed=True)
         bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
         if not packs_b(uks):
@@ -320,14 +318,17 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
         many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
         result = b.fresh("blk")
         b(f"{result} = scf.if {many_rows} -> ({t2}) {{")
-        panels = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
-        empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {_panels(uks)}")
-        packed = b.op("bp", f"func.call @{copy_pack_name(uks)}({bblk}, {empty}) : ({t2}, {_panels(uks)}) -> {_panels(uks)}")
-        b(f"scf.yield {row_strips(ablk, packed, c_in, overwrite, packed=True)} : {t2}")
+        b(f"scf.yield {row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, packed=True)} : {t2}")
         b("} else {")
         b(f"scf.yield {row_strips(ablk, bblk, c_in, overwrite, packed=False)} : {t2}")
         b("}")
         return result
+
+    def pack(function: str, block: str, kk: str) -> str:
+        """`block` packed by `function` into a fresh panel buffer of ceil(bn / nr) panels."""
+        panels, ptype = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index"), _panels(uks)
+        empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {ptype}")
+        return b.op("bblk", f"func.call @{function}({block}, {empty}) : ({t2}, {ptype}) -> {ptype}")
 
     def row_strips(ablk: str, bblk: str, c_in: str, overwrite: bool, packed: bool) -> str:
         cur, tb = c_in, _panels(uks) if packed else t2

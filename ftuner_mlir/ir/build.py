@@ -5,6 +5,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from ..families import family
+from .match import affine_maps
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -17,6 +18,17 @@ def index(value: int) -> ir.Value:
 def dim(value: ir.Value, axis: int) -> ir.Value:
     """`tensor.dim` of a ranked tensor."""
     return tensor.DimOp(value, index(axis)).result
+
+
+def loop_extent(op, loop: int) -> ir.Value:
+    """The extent of a linalg op's loop `loop`, read from the first operand its indexing map reads with
+    that plain dim (a constant when that dim of the operand is static)."""
+    for operand, amap in zip(op.operands, affine_maps(op)):
+        for position, expr in enumerate(amap.results):
+            if isinstance(expr, ir.AffineDimExpr) and expr.position == loop:
+                size = ir.ShapedType(operand.type).shape[position]
+                return index(size) if size >= 0 else dim(operand, position)
+    raise ValueError(f"no operand of {op.operation.name} is indexed by loop d{loop}")
 
 
 def cast(value: ir.Value, to: ir.Type) -> ir.Value:

@@ -8,7 +8,8 @@ from mlir.dialects.transform import interpreter
 
 from ..ir.codecs import PARALLEL_OUTER_ATTR
 from ..ir.diagnostics import PassFailure, location_of
-from ..ir.walk import walk
+from ..ir.walk import functions, walk
+from .dispatch_calls import DISPATCH_ATTR
 from .parallel_generics import TILES_ATTR, guard_parallel_generics, tile_script
 from .row_reductions import carry_row_accumulators
 
@@ -123,8 +124,8 @@ def balance_dispatch_loops(module_op) -> None:
     """The dispatch functions' OpenMP loops hand out their blocks dynamically: on a shared machine one
     core may run slower than the other (a busy sibling thread), and a static split then waits for it."""
     dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>", module_op.context)
-    for fn in module_op.regions[0].blocks[0].operations:
-        if fn.operation.name == "func.func" and "ftuner.dispatch" in fn.attributes:
+    for fn in functions(module_op):
+        if DISPATCH_ATTR in fn.attributes:
             for op in walk(fn):
                 if op.operation.name == "omp.wsloop":
                     op.attributes["schedule_kind"] = dynamic

@@ -15,8 +15,8 @@ import json
 from mlir import ir
 from mlir.dialects import arith, scf
 
-from ..ir.build import dim, index
-from ..ir.match import affine_maps, iterator_kinds
+from ..ir.build import index, loop_extent
+from ..ir.match import iterator_kinds
 from ..ir.walk import public_functions, walk
 
 TILES_ATTR = "ftuner.parallel_tiles"
@@ -46,21 +46,10 @@ def _candidate(op) -> bool:
 
 
 def _iteration_points(op) -> ir.Value:
-    """The size of the op's iteration space: each loop's extent read from the first operand that
-    indexes it with a plain dim."""
-    maps = affine_maps(op)
-    extents: dict[int, ir.Value] = {}
-    for operand, amap in zip(op.operands, maps):
-        shape = ir.ShapedType(operand.type).shape
-        for position, expr in enumerate(amap.results):
-            if isinstance(expr, ir.AffineDimExpr):
-                loop = expr.position
-                if loop not in extents:
-                    size = shape[position]
-                    extents[loop] = index(size) if size >= 0 else dim(operand, position)
+    """The size of the op's iteration space: the product of its loops' extents."""
     points = index(1)
-    for loop in sorted(extents):
-        points = arith.MulIOp(points, extents[loop]).result
+    for loop in range(len(iterator_kinds(op))):
+        points = arith.MulIOp(points, loop_extent(op, loop)).result
     return points
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import scf, tensor
 
-from ..ir.build import dim, index
+from ..ir.build import index, loop_extent
 from ..ir.match import affine_maps, iterator_kinds
 from ..ir.walk import walk
 
@@ -61,16 +61,8 @@ def _rewrite(op) -> None:
     ins, outs = list(op.operands)[:inputs], list(op.operands)[inputs:]
     body = op.regions[0].blocks[0]
     with ir.InsertionPoint(op), op.location:
-        extent = None
-        for operand, amap in zip(ins, maps):
-            for position, expr in enumerate(amap.results):
-                if isinstance(expr, ir.AffineDimExpr) and expr.position == last:
-                    extent = dim(operand, position)
-                    break
-            if extent is not None:
-                break
         starts = [tensor.ExtractOp(out, _indices(amap, None, last)).result for out, amap in zip(outs, maps[inputs:])]
-        loop = scf.ForOp(index(0), extent, index(1), starts)
+        loop = scf.ForOp(index(0), loop_extent(op, last), index(1), starts)
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
             mapping = {}

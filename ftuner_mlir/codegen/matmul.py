@@ -94,9 +94,9 @@ def copy_pack_name(uks: UKernelSet) -> str:
     return f"ftuner_pack_b_n{uks.nr}_{uks.dtype}"
 
 
-def dispatch_name(uks: UKernelSet, zero: bool = False) -> str:
+def dispatch_name(uks: UKernelSet, zero: bool = False, prepacked: bool = False) -> str:
     return (f"ftuner_dispatch_{uks.family}_{uks.mr}x{uks.nr}_mc{uks.mc}_nc{uks.nc}_kc{uks.kc}"
-            f"_p{uks.cores}{_z(zero)}_{uks.dtype}")
+            f"_p{uks.cores}{'_pw' if prepacked else ''}{_z(zero)}_{uks.dtype}")
 
 
 def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
@@ -275,11 +275,15 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
             f" attributes {{ftuner.rows = {rows} : i64}} {{\n{b.text()}\n}}")
 
 
-def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
+def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) -> str:
     """The dispatch function: (A, B, C_init) -> C_init + A.B, all operands fully dynamic. With
-    `zero_init`: (A, B, C) -> A.B, C only giving the result's storage (the op's init was a zero fill)."""
+    `zero_init`: (A, B, C) -> A.B, C only giving the result's storage (the op's init was a zero fill).
+    With `prepacked` (a matmul_transpose_b set): B is already the micro-panels of the whole N x K
+    operand, [ceil(N/nr), K, nr] (a constant weight packed at compile time, codegen/weight_panels.py);
+    a block reads its panels in place."""
     rank = 3 if uks.batched else 2
     t, t2, dt = _dyn(rank, uks.dtype), _dyn(2, uks.dtype), uks.dtype
+    tb = _panels(uks) if prepacked else t
     b = IRBody()
     zero, one = b.const(0), b.const(1)
     lead = 1 if uks.batched else 0          # index of the M axis in C
@@ -307,6 +311,12 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
         kk = b.op("kk", f"arith.minui {b.op('left', f'arith.subi {k}, {k0} : index')}, {kc} : index")
         ablk = b.op("ablk", f"tensor.extract_slice %A[{lead_off}%i0, {k0}] [{lead_size}{bm}, {kk}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
+        if prepacked:
+            first = b.op("p0", f"arith.divui %j0, {b.const(uks.nr)} : index")     # nc is a multiple of nr
+            count = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
+            panels = b.op("bblk", f"tensor.extract_slice %B[{first}, {k0}, 0] [{count}, {kk}, {uks.nr}] "
+                                  f"[1, 1, 1] : {tb} to {tb}")
+            return row_strips(ablk, panels, c_in, overwrite, packed=True)
         if uks.transpose_b:
             bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, {k0}] [{lead_size}{bn}, {kk}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
@@ -357,26 +367,28 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False) -> str:
     b("}")
     b("}")
     b(f"return %res : {t}")
-    return (f"func.func private @{dispatch_name(uks, zero_init)}(%A: {t}, %B: {t}, %C: {t}) -> {t}"
+    return (f"func.func private @{dispatch_name(uks, zero_init, prepacked)}(%A: {t}, %B: {tb}, %C: {t}) -> {t}"
             f" attributes {{ftuner.dispatch = \"{uks.family}\"}} {{\n{b.text()}\n}}")
 
 
-def _row_layouts(uks: UKernelSet) -> tuple[bool, ...]:
+def _row_layouts(uks: UKernelSet, prepacked: bool) -> tuple[bool, ...]:
     """The B layouts the row strips read: micro-panels (packed), the block in place, or both."""
-    if uks.transpose_b:
+    if uks.transpose_b or prepacked:
         return (True,)
     return (True, False) if packs_b(uks) else (False,)
 
 
-def emit_all(uks: UKernelSet, zero_init: bool = False) -> dict[str, str]:
+def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) -> dict[str, str]:
     """symbol name -> function text, for the dispatch and everything it calls."""
-    funcs = {dispatch_name(uks, zero_init): emit_dispatch(uks, zero_init)}
+    funcs = {dispatch_name(uks, zero_init, prepacked): emit_dispatch(uks, zero_init, prepacked)}
     for zero in ((False, True) if zero_init else (False,)):
         for rows in uks.row_sizes:
-            for packed in _row_layouts(uks):
+            for packed in _row_layouts(uks, prepacked):
                 funcs[rows_name(rows, uks, zero, packed)] = emit_rows(rows, uks, zero, packed)
         for rows, cols in uks.ukernels():
             funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero)
+    if prepacked:
+        return funcs
     if packs_b(uks) and not uks.transpose_b:
         funcs[copy_pack_name(uks)] = emit_copy_pack(uks)
     if uks.transpose_b:

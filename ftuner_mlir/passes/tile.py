@@ -10,7 +10,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import func, memref
 
-from ..codegen import conv2d, gpu_matmul
+from ..codegen import conv2d, gpu_matmul, weight_panels
 from ..codegen.matmul import dispatch_name, emit_all
 from ..ir.build import cast
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
@@ -20,9 +20,13 @@ from ..ir.walk import defining_op, walk
 from .base import ModulePass
 
 
-def _dynamic(t: ir.Type) -> ir.Type:
+def _dynamic(t: ir.Type, keep_last: bool = False) -> ir.Type:
+    """`t` with every dim dynamic (but the last with `keep_last`: the width of B's micro-panels)."""
     rt = ir.RankedTensorType(t)
-    return ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()] * rt.rank, rt.element_type)
+    shape = [ir.ShapedType.get_dynamic_size()] * rt.rank
+    if keep_last:
+        shape[-1] = rt.shape[-1]
+    return ir.RankedTensorType.get(shape, rt.element_type)
 
 
 def _dynamic_memref(t: ir.Type) -> ir.Type:
@@ -125,17 +129,25 @@ class Tile(ModulePass):
     def _rewrite(self, module_op, op) -> None:
         """A matmul on tensors becomes a call to its dispatch function (on tensors). When its init is a
         zero fill, the dispatch that overwrites C is called on the fill's destination instead (the fill's
-        pass over C disappears when nothing else uses it)."""
+        pass over C disappears when nothing else uses it). A constant B is packed into micro-panels here,
+        once (codegen/weight_panels.py); the dispatch then reads them in place."""
         uks = _checked_set(op, ATTR, ukernel_set_from_attr, on_buffers=False)
         a, b, init = op.operands
         storage = _zero_fill_destination(init)
         zero_init = storage is not None
-        _add_functions(module_op, emit_all(uks, zero_init))
+        weight = defining_op(b)
+        packed = weight_panels.packed_weight(op, uks)
+        if packed is not None:
+            b, uks = packed
+        _add_functions(module_op, emit_all(uks, zero_init, prepacked=packed is not None))
         with ir.InsertionPoint(op), op.location:
-            operands = [cast(v, _dynamic(v.type)) for v in (a, b, storage if zero_init else init)]
+            operands = [cast(v, _dynamic(v.type, keep_last=v is b and packed is not None))
+                        for v in (a, b, storage if zero_init else init)]
             result_type = op.results[0].type
-            call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(dispatch_name(uks, zero_init)),
-                               operands)
+            callee = dispatch_name(uks, zero_init, prepacked=packed is not None)
+            call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(callee), operands)
             result = cast(call.results[0], result_type)
         op.results[0].replace_all_uses_with(result)
         op.operation.erase()
+        if packed is not None and not list(weight.results[0].uses):
+            weight.erase()           # the weight as stored: only its panels are left in the module

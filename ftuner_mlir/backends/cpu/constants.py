@@ -14,32 +14,25 @@ from pathlib import Path
 import numpy as np
 from mlir import ir
 
+from ...ir.resources import blob_spans, is_kind, resource_bytes
+
 THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
 BLOB_FILE = "constants.bin"
 ASSEMBLY_FILE = "constants.s"
 _RESOURCE = re.compile(r"dense_resource<([^>]+)>")
 
 
-def resource_blobs(source: str) -> dict[str, tuple[int, int]]:
-    """Where each `dialect_resources` blob's hex digits lie in `source`: name -> (start, end)."""
-    start = source.rfind("{-#")
-    if start < 0:
-        return {}
-    out = {}
-    for m in re.finditer(r'([A-Za-z0-9_.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"', source[start:]):
-        out[m.group(1)] = (start + m.start(2), start + m.end(2))
-    return out
-
-
-def _bytes_of(value: ir.Attribute, source: str, blobs: dict) -> bytes | None:
-    """The raw little-endian bytes of a global's value, or None when they cannot be read here."""
-    if _is(ir.DenseResourceElementsAttr, value):
+def _bytes_of(op, source: str, blobs: dict) -> bytes | None:
+    """The raw little-endian bytes of a global's value, or None when they cannot be read here. A blob
+    of the source is sliced out of its text; one made by a pass (packed weights) is printed."""
+    value = op.attributes["value"]
+    if is_kind(ir.DenseResourceElementsAttr, value):
         found = _RESOURCE.match(str(value))
-        if found is None or found.group(1) not in blobs:
-            return None
-        begin, end = blobs[found.group(1)]
-        return bytes.fromhex(source[begin + 8:end])          # the first 4 bytes are the blob's alignment
-    if _is(ir.DenseElementsAttr, value) and not ir.DenseElementsAttr(value).is_splat:
+        if found is not None and found.group(1) in blobs:
+            begin, end = blobs[found.group(1)]
+            return bytes.fromhex(source[begin + 8:end])          # the first 4 bytes are the blob's alignment
+        return resource_bytes(op)
+    if is_kind(ir.DenseElementsAttr, value) and not ir.DenseElementsAttr(value).is_splat:
         try:
             return np.asarray(ir.DenseElementsAttr(value)).tobytes()
         except (TypeError, ValueError, RuntimeError):
@@ -47,26 +40,17 @@ def _bytes_of(value: ir.Attribute, source: str, blobs: dict) -> bytes | None:
     return None
 
 
-def _is(kind, value: ir.Attribute) -> bool:
-    """Attributes of an op come back as plain ir.Attribute: a cast tells the kind (without printing)."""
-    try:
-        kind(value)
-    except ValueError:
-        return False
-    return True
-
-
 def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int]]:
     """Large constant globals of the LLVM-dialect `module` become external declarations; their bytes
     are appended to folder/BLOB_FILE. Returns (symbol, offset, size, alignment) per moved global."""
-    blobs = resource_blobs(source)
+    blobs = blob_spans(source)
     moved = []
     with open(folder / BLOB_FILE, "wb") as out:
         for op in module.body.operations:
             if op.operation.name != "llvm.mlir.global" or "constant" not in op.attributes \
                     or "value" not in op.attributes:
                 continue
-            data = _bytes_of(op.attributes["value"], source, blobs)
+            data = _bytes_of(op, source, blobs)
             if data is None or len(data) < THRESHOLD:
                 continue
             align = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 16

@@ -1,0 +1,80 @@
+"""The elements of constant tensors, and new constants made from arrays.
+
+The Python bindings give no access to the bytes of a `dense_resource` attribute (torch-mlir exports
+every weight as one), but the printer writes them: a module holding a clone of the one op that uses
+the attribute prints that attribute's blob alone, as hex, at its end. New constants (a weight packed
+for the uKernels) are blobs made from numpy arrays.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from mlir import ir
+
+_BLOB = re.compile(r'([A-Za-z0-9_.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
+_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
+           "i32": np.int32, "i64": np.int64}
+
+
+def blob_spans(text: str) -> dict[str, tuple[int, int]]:
+    """Where each `dialect_resources` blob's hex digits lie in printed IR: name -> (start, end). The
+    first 8 digits are the blob's alignment, the data follows."""
+    start = text.rfind("{-#")
+    if start < 0:
+        return {}
+    return {m.group(1): (m.start(2), m.end(2)) for m in _BLOB.finditer(text, start)}
+
+
+def is_kind(kind, value: ir.Attribute) -> bool:
+    """Attributes of an op come back as plain ir.Attribute: a cast tells the kind (without printing)."""
+    try:
+        kind(value)
+    except ValueError:
+        return False
+    return True
+
+
+def resource_bytes(op) -> bytes | None:
+    """The data of the one dense_resource attribute `op` carries, read through the printer."""
+    holder = ir.Module.create(ir.Location.unknown(op.context))
+    holder.body.append(op.operation.clone())
+    text = str(holder)
+    spans = list(blob_spans(text).values())
+    if len(spans) != 1:
+        return None
+    begin, end = spans[0]
+    return bytes.fromhex(text[begin + 8:end])
+
+
+def constant_array(value: ir.Value) -> np.ndarray | None:
+    """The elements of `value` when an `arith.constant` of a static tensor defines it, else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.constant":
+        return None
+    attr, kind = owner.attributes["value"], ir.ShapedType(value.type)
+    dtype = _DTYPES.get(str(kind.element_type))
+    if dtype is None or not kind.has_static_shape:
+        return None
+    if is_kind(ir.DenseResourceElementsAttr, attr):
+        data = resource_bytes(owner)
+        if data is None or len(data) != np.dtype(dtype).itemsize * int(np.prod(kind.shape)):
+            return None
+        return np.frombuffer(data, dtype).reshape(kind.shape)
+    if is_kind(ir.DenseElementsAttr, attr):
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            return np.full(kind.shape, dense.get_splat_value().value, dtype)
+        return np.asarray(dense).reshape(kind.shape)
+    return None
+
+
+def blob_constant(array: np.ndarray, name: str, element_type: ir.Type) -> ir.Value:
+    """An `arith.constant` (at the caller's insertion point) holding `array` as a new resource blob;
+    the attribute keeps the array alive."""
+    from mlir.dialects import arith
+
+    array = np.ascontiguousarray(array)
+    kind = ir.RankedTensorType.get(list(array.shape), element_type)
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, kind)
+    return arith.ConstantOp(kind, attr).result

@@ -24,7 +24,8 @@ cache_loads = 0           # how many modules came from the on-disk cache
 
 def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0, opt_level: int = 3,
             tile: tuple[int, int] | None = None, tuning: bool = True, isolate: bool = True,
-            cache: bool | None = None, timeout_s: float | None = None, memory_mb: int | None = None) -> Executable:
+            cache: bool | None = None, timeout_s: float | None = None, memory_mb: int | None = None,
+            profile: bool = False) -> Executable:
     """Compile a module of `func.func`s on tensors (dynamic dims allowed). One compilation serves every
     shape.
 
@@ -35,6 +36,7 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     cache        read and write the on-disk module cache (default: on, unless FTUNER_NO_CACHE=1)
     timeout_s    the child's time limit (default 1800 s); memory_mb its address-space limit (default:
                  3/4 of the machine's memory). Past either, a CompileError names the limit.
+    profile      time each op of the public functions by kind: `exe.profile(*arrays)` (CPU only)
     GPU targets (`cuda:...`) take opt_level only. The same text, target and options return the same
     Executable within a process."""
     global compilations, cache_loads
@@ -43,7 +45,8 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     target = parse_target(target)
     backend = backend_for(target)
     request = backend.request(source, target, num_threads=num_threads, opt_level=opt_level, tile=tile,
-                              tuning=tuning, isolate=isolate, cache=cache, timeout_s=timeout_s, memory_mb=memory_mb)
+                              tuning=tuning, isolate=isolate, cache=cache, timeout_s=timeout_s, memory_mb=memory_mb,
+                              profile=profile)
     with _lock:
         if request.memo_key not in _memo:
             executable = backend.build(request)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..runtime.function import Function
+from ..runtime.profiler import Profile, Profiler
 from ..ukernel.cover import cover
 
 
@@ -48,12 +49,13 @@ class Executable:
     (compiled by a child process), "in-process" (isolate=False: the ExecutionEngine) or "gpu"."""
 
     def __init__(self, keep_alive: tuple, functions: dict, llvm_dialect: str | None = None,
-                 origin: str = "built", library: str | None = None):
+                 origin: str = "built", library: str | None = None, profiler: Profiler | None = None):
         self._keep_alive = keep_alive          # engine or library handles: they must outlive the calls
         self.functions = functions
         self._llvm_dialect = llvm_dialect
         self.origin = origin
         self.library = library                 # path of the shared library, when there is one
+        self._profiler = profiler              # compile(..., profile=True): the module's clocks
 
     @property
     def llvm_dialect(self) -> str:
@@ -82,6 +84,20 @@ class Executable:
 
     def report(self, *shapes) -> str:
         return report(self._cpu_function(), *shapes)
+
+    def profile(self, *arrays, calls: int = 10, function: str | None = None) -> Profile:
+        """Run `calls` calls of the function (the only one, or `function`) on `arrays` and return where
+        their time went, per call: uKernels, elementwise, reductions, copies, fills, glue (print it
+        for a table). Needs a module compiled with profile=True."""
+        if self._profiler is None:
+            raise ValueError("this module was compiled without clocks: compile(..., profile=True)")
+        if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
+            raise ValueError(f"calls must be a positive int, got {calls!r}")
+        fn = self[function] if function is not None else self._single()
+        self._profiler.take()                  # clocks from zero: earlier calls do not count
+        for _ in range(calls):
+            fn(*arrays)
+        return self._profiler.breakdown(fn.name, self._profiler.take(), calls)
 
     def _cpu_function(self) -> Function:
         fn = self._single()

@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 LOADER_FILES = {"loader.py": "__init__.py", "shape_rules.py": "shape_rules.py", "descriptors.py": "descriptors.py",
-                "function.py": "function.py", "memref.py": "memref.py"}
+                "function.py": "function.py", "memref.py": "memref.py",
+                "profiler.py": "profiler.py"}
 
 
 def copy_loader(out: Path) -> None:

@@ -11,8 +11,9 @@ EXPORT_T = 24                # the example length torch.export traces with
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
-def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int) -> dict:
-    """depth: the number of layers (None: the config's)."""
+def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int, profile: bool = False) -> dict:
+    """depth: the number of layers (None: the config's). With `profile`, the module is compiled with
+    clocks and each T also prints where ftuner's time went, by kind of op (Executable.profile)."""
     from .transformer_models import build, hidden, layers   # first: it imports ftuner_mlir.torch before torch
 
     import ftuner_mlir.torch as ftorch
@@ -29,7 +30,7 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
     example = torch.randint(0, vocab, (batch, EXPORT_T), generator=generator)
     dims = ({1: torch.export.Dim("T", min=2, max=max(max_t, EXPORT_T))},)
     started = time.perf_counter()
-    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims)
+    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims, profile=profile)
     total = time.perf_counter() - started
     t = compiled.timings
     print(f"{kind}: {depth} layers, hidden {hidden(config)}, batch {batch}, "
@@ -47,6 +48,12 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
             rows.append({"T": length, "ftuner_s": times["ftuner"], "torch_s": times["torch"], "rel_err": err})
             print(f"{length:>4} {times['ftuner'] * 1e3:>10.2f} {times['torch'] * 1e3:>9.2f} "
                   f"{times['torch'] / times['ftuner']:>12.2f} {err:>11.1e}{'' if err <= TOLERANCE else '  WRONG'}")
+            if profile:
+                found = compiled.executable.profile(ids.numpy(), calls=3, function="main")
+                rows[-1]["profile_s"] = found.by_kind
+                print("      " + ", ".join(f"{k} {v / found.total:.0%}" for k, v in found.by_kind.items()))
+    if profile:
+        print(f"where the time went at T={ts[-1]}:\n{found.table()}")
     builds = compiler.compilations + compiler.cache_loads
     print(f"modules compiled or loaded in this process: {builds} (one serves every T)")
     geomean = math.exp(sum(math.log(r["torch_s"] / r["ftuner_s"]) for r in rows) / len(rows))

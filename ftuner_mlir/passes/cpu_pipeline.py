@@ -18,10 +18,12 @@ class CpuPipeline(ModulePass):
     mr: int = option(0, "as ftuner-select-ukernels")
     nr: int = option(0, "as ftuner-select-ukernels")
     tuning: bool = option(True, "as ftuner-select-ukernels")
+    profile: bool = option(False, "as ftuner-lower-cpu")
 
     def stages(self) -> list[ModulePass]:
         return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning),
-                Tile(target=self.target), LowerCpu(target=self.target, num_threads=self.num_threads)]
+                Tile(target=self.target),
+                LowerCpu(target=self.target, num_threads=self.num_threads, profile=self.profile)]
 
     def steps(self) -> list:
         return [step for stage in self.stages() for step in stage.steps()]

@@ -136,6 +136,18 @@ class ExportedModule:
         self.lib = ctypes.CDLL(str(directory / self.metadata["library"]))
         self.functions = {name: self._function(name, shape_rules.from_json(rules))
                           for name, rules in self.metadata["functions"].items()}
+        self.profiler = self._profiler()
+
+    def _profiler(self):
+        """The clocks of a module compiled with profile=True, else None."""
+        sites = self.metadata.get("profile")
+        if not sites:
+            return None
+        try:
+            from .profiler import TAKE_PROFILE, Profiler, take_profile
+        except ImportError:             # pragma: no cover - as a script
+            from profiler import TAKE_PROFILE, Profiler, take_profile
+        return Profiler(take_profile(ctypes.cast(getattr(self.lib, TAKE_PROFILE), ctypes.c_void_p).value), sites)
 
     def _function(self, name: str, rules: dict):
         entry = getattr(self.lib, f"_mlir_ciface_{name}")

@@ -75,6 +75,9 @@ def _single_threaded_references() -> None:
 def demo(args) -> int:
     if args.model:
         return model_demo(args)
+    if args.profile:
+        print("ftuner demo: --profile needs --model (the Dense demo is one matmul)", file=sys.stderr)
+        return 1
     _single_threaded_references()
     import types
 
@@ -278,7 +281,7 @@ def model_demo(args) -> int:
         print(f"ftuner demo --model: needs the PyTorch extra (pip install -e .[torch]): {err}", file=sys.stderr)
         return 1
     ts = args.t if args.t != list(DEFAULT_T) else list(model_demo.PAPER_T)
-    result = model_demo.run(args.model, args.layers, args.batch, ts, args.min_time, args.seed)
+    result = model_demo.run(args.model, args.layers, args.batch, ts, args.min_time, args.seed, args.profile)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
     return 1 if result["failures"] else 0
@@ -353,6 +356,8 @@ def main(argv=None) -> None:
     p.add_argument("--layers", type=_positive_int, default=None,
                    help="with --model: layers to build (default: the config's, 12 / 24 / 12)")
     p.add_argument("--batch", type=_positive_int, default=16, help="with --model: the batch size (default: 16)")
+    p.add_argument("--profile", action="store_true",
+                   help="with --model: compile with clocks and print where the time goes, by kind of op")
     p.set_defaults(run=demo)
     p = sub.add_parser("bench", help="benchmark every column side by side; JSON + PNG")
     add_bench_arguments(p)

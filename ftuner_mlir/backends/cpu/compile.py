@@ -14,6 +14,7 @@ from ...errors import CompileError
 from ...runtime import libs
 from ...runtime.allocator import keep_freed_memory
 from ...runtime.function import TAKE_FAILED_ASSERT, Function, packed_interface, take_failed_assert
+from ...runtime.profiler import TAKE_PROFILE, Profiler, take_profile
 from ...tuning.db import chosen_tile
 from ...ukernel.space import UKernelSet
 from .. import cache as module_cache
@@ -41,9 +42,10 @@ class Request:
 
 
 def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, tile=None, tuning: bool = True,
-            isolate: bool = True, cache: bool | None = None, timeout_s=None, memory_mb=None) -> Request:
+            isolate: bool = True, cache: bool | None = None, timeout_s=None, memory_mb=None,
+            profile: bool = False) -> Request:
     mr, nr = tile or (0, 0)
-    options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning)
+    options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning, profile)
     tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
     key = module_cache.key(source, options.to_json(), repr(tiles), cpu_identity(target))
     return Request(source, options, key, isolate, cache, timeout_s, memory_mb)
@@ -97,7 +99,7 @@ def _load(folder: Path, origin: str) -> Executable:
     for name, fn in module.functions.items():
         fn.tiled_ops = _tiled_ops(module.metadata, name)
     return Executable((module,), dict(module.functions), origin=origin,
-                      library=str(folder / module.metadata["library"]))
+                      library=str(folder / module.metadata["library"]), profiler=module.profiler)
 
 
 def _compile_in_process(source: str, options: BuildOptions) -> Executable:
@@ -110,12 +112,14 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     from mlir import ir
     from mlir.execution_engine import ExecutionEngine
 
+    from ...lowering import profile
     from ..lower import lower_cpu
 
     context = ir.Context()
     module, signatures = lower_cpu(source, context, options)
     _configure_process()
-    shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if options.threads() > 1 else [])
+    openmp = options.threads() > 1 or options.profile          # profile mode reads omp_get_wtime
+    shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if openmp else [])
     llvm_dialect = str(module)
     try:
         engine = ExecutionEngine(module, opt_level=options.opt_level, shared_libs=shared)
@@ -126,4 +130,6 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
         entry = packed_interface(engine.raw_lookup(f"_mlir_ciface_{name}"))
         flag = take_failed_assert(engine.raw_lookup(TAKE_FAILED_ASSERT), packed=True) if sig.asserts else None
         functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True, failed_assert=flag)
-    return Executable((context, module, engine), functions, llvm_dialect, origin="in-process")
+    sites = profile.sites(module.operation)
+    profiler = Profiler(take_profile(engine.raw_lookup(TAKE_PROFILE), packed=True), sites) if sites else None
+    return Executable((context, module, engine), functions, llvm_dialect, origin="in-process", profiler=profiler)

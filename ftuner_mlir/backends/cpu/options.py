@@ -19,12 +19,15 @@ class BuildOptions:
     mr: int = 0                   # forced body uKernel (with nr); 0: measured or analytic choice
     nr: int = 0
     tuning: bool = True           # read the tuning database
+    profile: bool = False         # time the public functions' ops by kind (lowering/profile.py)
 
     def __post_init__(self):
         if self.opt_level not in OPT_LEVELS:
             raise InvalidOptions(f"opt_level must be one of {OPT_LEVELS}, got {self.opt_level!r}")
         if not isinstance(self.num_threads, int) or self.num_threads < 0:
             raise InvalidOptions(f"num_threads must be 0 (the target's cores) or a positive int, got {self.num_threads!r}")
+        if not isinstance(self.profile, bool):
+            raise InvalidOptions(f"profile must be True or False, got {self.profile!r}")
         if (self.mr > 0) != (self.nr > 0) or self.mr < 0 or self.nr < 0:
             raise InvalidOptions(f"tile: mr and nr must be given together, both positive, got ({self.mr}, {self.nr})")
 
@@ -35,7 +38,7 @@ class BuildOptions:
         """The ftuner passes compile() runs, in order: ftuner-cpu-pipeline with these options."""
         from ...passes import CpuPipeline
         return CpuPipeline(target=self.target, num_threads=self.num_threads, mr=self.mr, nr=self.nr,
-                           tuning=self.tuning).stages()
+                           tuning=self.tuning, profile=self.profile).stages()
 
     def pipeline_text(self) -> str:
         return "builtin.module(" + ",".join(stage.pipeline_text() for stage in self.stages()) + ")"

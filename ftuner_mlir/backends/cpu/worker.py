@@ -55,6 +55,7 @@ def build(source: str, options, out: Path) -> dict:
     """Lower `source`, build the library in `out`, return the manifest (also written there)."""
     from mlir import ir
 
+    from ...lowering import profile
     from ..lower import lower_cpu
     from . import constants
     from .toolchain import assemble, build_library
@@ -78,6 +79,7 @@ def build(source: str, options, out: Path) -> dict:
         "functions": {name: sig.rules() for name, sig in signatures.items()},
         "tiled_ops": {name: [[dataclasses.asdict(uks), list(loops)] for uks, loops in sig.tiled_ops]
                       for name, sig in signatures.items()},
+        "profile": profile.sites(module.operation),
         "seconds": seconds, "units": units, "constant_bytes": sum(size for _, _, size, _ in moved),
     }
     for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), *out.glob("constants.*")]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 
-from ...errors import CompileError
+from ...errors import CompileError, InvalidOptions
 from ...runtime import libs
 from .. import cache as module_cache
 from ..executable import Executable
@@ -25,8 +25,10 @@ class Request:
         return self.key
 
 
-def request(source: str, target, *, opt_level: int = 3, **_cpu_only) -> Request:
+def request(source: str, target, *, opt_level: int = 3, profile: bool = False, **_cpu_only) -> Request:
     """CPU-only options (threads, tile, tuning, isolation, cache, limits) do not apply here."""
+    if profile:
+        raise InvalidOptions("profile=True is for CPU targets; GPU modules have no clocks yet")
     return Request(source, target, opt_level, module_cache.key(source, target.to_json(), f"gpu-O{opt_level}"))
 
 

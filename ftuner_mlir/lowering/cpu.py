@@ -13,7 +13,7 @@ from .dispatch_calls import DISPATCH_ATTR
 from .parallel_generics import TILES_ATTR, guard_parallel_generics, tile_script
 from .row_reductions import carry_row_accumulators
 
-def _transform_script(body: str) -> str:
+def transform_script(body: str) -> str:
     """A transform-dialect module whose entry sequence runs `body` on the payload root `%root`."""
     return ("module attributes {transform.with_named_sequence} {\n"
             "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
@@ -24,7 +24,7 @@ def _transform_script(body: str) -> str:
 # Each uKernel: vectorize its zero fill if it has one (the first reduction block's uKernels start from
 # zero instead of reading C), tile the reduction by 1, vectorize the static rows x cols x 1 contraction,
 # and hoist the accumulator read/write out of the reduction loop so it stays in vector registers.
-VECTORIZE_UKERNELS = _transform_script("""\
+VECTORIZE_UKERNELS = transform_script("""\
     %uks = transform.structured.match ops{["func.func"]} attributes{ftuner.ukernel} in %root
         : (!transform.any_op) -> !transform.any_op
     transform.foreach %uks : !transform.any_op {
@@ -47,7 +47,7 @@ VECTORIZE_UKERNELS = _transform_script("""\
 """)
 
 # Copies the emitters mark (conv2d's im2col) run over the cores: one task per index of their outermost dim.
-PARALLEL_COPIES = _transform_script(f"""\
+PARALLEL_COPIES = transform_script(f"""\
     %copies = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PARALLEL_OUTER_ATTR}}} in %root
         : (!transform.any_op) -> !transform.any_op
     transform.foreach %copies : !transform.any_op {{
@@ -60,7 +60,7 @@ PARALLEL_COPIES = _transform_script(f"""\
 
 # Ops that are a composition of others (linalg.softmax: max, sub, exp, sum, div) become those ops.
 AGGREGATED_OPS = ("linalg.softmax",)
-DECOMPOSE_AGGREGATES = _transform_script(f"""\
+DECOMPOSE_AGGREGATES = transform_script(f"""\
     %ops = transform.structured.match ops{{{json.dumps(list(AGGREGATED_OPS))}}} in %root
         : (!transform.any_op) -> !transform.any_op
     transform.foreach %ops : !transform.any_op {{
@@ -70,31 +70,31 @@ DECOMPOSE_AGGREGATES = _transform_script(f"""\
 """)
 
 
-def _apply(script_text: str, module_op) -> None:
+def apply_script(script_text: str, module_op) -> None:
     script = ir.Module.parse(script_text, module_op.context)
     interpreter.apply_named_sequence(module_op, script.body.operations[0], script)
 
 
 def decompose_aggregates(module_op) -> None:
     if any(op.operation.name in AGGREGATED_OPS for op in walk(module_op)):
-        _apply(DECOMPOSE_AGGREGATES, module_op)
+        apply_script(DECOMPOSE_AGGREGATES, module_op)
 
 
 def parallelize_copies(module_op) -> None:
     if any(PARALLEL_OUTER_ATTR in op.attributes for op in walk(module_op)):
-        _apply(PARALLEL_COPIES, module_op)
+        apply_script(PARALLEL_COPIES, module_op)
 
 
 def parallelize_generics(module_op) -> None:
     """The public functions' big elementwise ops and reductions over the cores (parallel_generics.py)."""
     tile_lists = guard_parallel_generics(module_op)
     if tile_lists:
-        _apply(_transform_script(tile_script(tile_lists)), module_op)
+        apply_script(transform_script(tile_script(tile_lists)), module_op)
         carry_row_accumulators(module_op, TILES_ATTR)
 
 
 def vectorize_ukernels(module_op) -> None:
-    _apply(VECTORIZE_UKERNELS, module_op)
+    apply_script(VECTORIZE_UKERNELS, module_op)
 
 
 def bufferize_pipeline() -> list[str]:

@@ -1,0 +1,42 @@
+"""Data movement: strided slices reshaped (a copy that must be a vectorized loop, not memrefCopy) and
+transposes as parallel generics, against numpy on both sides of the parallel threshold."""
+import numpy as np
+import pytest
+
+import ftuner_mlir
+
+from .helpers import poisoned, random
+
+SPLIT = """
+func.func @split(%qkv: tensor<4x?x96xf32>) -> (tensor<4x3x?x8xf32>, tensor<4x3x8x?xf32>) {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %qkv, %c1 : tensor<4x?x96xf32>
+  %s = tensor.extract_slice %qkv[0, 0, 24] [4, %t, 24] [1, 1, 1] : tensor<4x?x96xf32> to tensor<4x?x24xf32>
+  %c4 = arith.constant 4 : i64
+  %c3 = arith.constant 3 : i64
+  %c8 = arith.constant 8 : i64
+  %ti = arith.index_cast %t : index to i64
+  %shape = tensor.from_elements %c4, %ti, %c3, %c8 : tensor<4xi64>
+  %r = tensor.reshape %s(%shape) : (tensor<4x?x24xf32>, tensor<4xi64>) -> tensor<4x?x3x8xf32>
+  %e = tensor.empty(%t) : tensor<4x3x?x8xf32>
+  %heads = linalg.transpose ins(%r : tensor<4x?x3x8xf32>) outs(%e : tensor<4x3x?x8xf32>) permutation = [0, 2, 1, 3]
+  %e2 = tensor.empty(%t) : tensor<4x3x8x?xf32>
+  %keys = linalg.transpose ins(%r : tensor<4x?x3x8xf32>) outs(%e2 : tensor<4x3x8x?xf32>) permutation = [0, 2, 3, 1]
+  return %heads, %keys : tensor<4x3x?x8xf32>, tensor<4x3x8x?xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def split():
+    return ftuner_mlir.compile(SPLIT)
+
+
+@pytest.mark.parametrize("t", [1, 2, 17, 128, 1031])     # 4*t*3*8 points: parallel from t = 342 on
+def test_strided_slice_reshape_and_transposes(split, rng, t):
+    qkv = random(rng, (4, t, 96))
+    heads, keys = poisoned((4, 3, t, 8)), poisoned((4, 3, 8, t))
+    split(qkv, out=(heads, keys))
+    r = qkv[:, :, 24:48].reshape(4, t, 3, 8)
+    np.testing.assert_array_equal(heads, r.transpose(0, 2, 1, 3))
+    np.testing.assert_array_equal(keys, r.transpose(0, 2, 3, 1))

@@ -5,8 +5,9 @@ layer became one function of ~50,000 ops; 24 chained Dense layers, 24 copies of 
 A dispatch is instead compiled once and called. Bufferized with fully dynamic layouts, though, its
 operands would have a dynamic innermost stride, and every uKernel vector access would degrade to
 scalar gathers; so each dispatch gets a unit innermost stride in its signature, which is what every
-caller passes (allocations and function arguments are contiguous). A call with some operand not
-provably unit-stride stays inlinable, and is compiled as before, in its caller.
+caller passes (allocations and function arguments are contiguous), and every other stride all its
+callers agree on statically. A call with some operand not provably unit-stride stays inlinable, and is
+compiled as before, in its caller.
 """
 from __future__ import annotations
 
@@ -18,9 +19,15 @@ from ..ir.walk import defining_op, walk
 DISPATCH_ATTR = "ftuner.dispatch"
 
 
-def _unit_stride_type(t: ir.MemRefType) -> ir.MemRefType:
+def _known_strides_type(t: ir.MemRefType, roots: list[ir.MemRefType]) -> ir.MemRefType:
+    """`t` with a unit innermost stride, and every other stride that all callers' buffers share as a
+    static value (a micro-panel buffer's row stride nr, a weight's K): LLVM then addresses with
+    constants instead of multiplying by a stride loaded from the descriptor in the uKernel loops."""
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
-    layout = ir.StridedLayoutAttr.get(dyn, [dyn] * (t.rank - 1) + [1])
+    known = [root.get_strides_and_offset()[0] for root in roots]
+    strides = [values.pop() if len(values := {k[d] for k in known}) == 1 and dyn not in values else dyn
+               for d in range(t.rank - 1)]
+    layout = ir.StridedLayoutAttr.get(dyn, strides + [1])
     return ir.MemRefType.get(t.shape, t.element_type, layout, t.memory_space)
 
 
@@ -30,13 +37,15 @@ def _innermost_stride_is_one(t: ir.MemRefType) -> bool:
 
 
 def _contiguous_root(value: ir.Value) -> ir.Value | None:
-    """The buffer behind a chain of memref.casts, when its type proves a unit innermost stride."""
+    """The buffer behind a chain of memref.casts, when its type proves a unit innermost stride: the
+    deepest such one (its type says the most: static dims give static strides)."""
+    found = None
     while True:
         if _innermost_stride_is_one(ir.MemRefType(value.type)):
-            return value
+            found = value
         owner = defining_op(value)
         if owner is None or owner.name != "memref.cast":
-            return None
+            return found
         value = owner.operands[0]
 
 
@@ -69,7 +78,8 @@ def keep_dispatch_calls(module_op) -> None:
         if any(r is None for rs in roots for r in rs):
             continue                      # some caller passes a strided view: inline as before
         fn = dispatches[name]
-        new_types = [_unit_stride_type(ir.MemRefType(v.type)) for v in calls[0].operands]
+        new_types = [_known_strides_type(ir.MemRefType(v.type), [ir.MemRefType(rs[i].type) for rs in roots])
+                     for i, v in enumerate(calls[0].operands)]
         _respecialize(fn, new_types)
         for call, rs in zip(calls, roots):
             with ir.InsertionPoint(call), call.location:

@@ -42,3 +42,43 @@ def test_strided_operand_is_correct(rng, m, k, n):
     scale = np.abs(a[:, 1::2]).astype(np.float64) @ np.abs(b).astype(np.float64)
     out = np.full((m, n), np.nan, np.float32)
     assert_matches(exe(a, b, out=out), ref, scale)
+
+
+TWO_MATMULS = """
+func.func @two(%a: tensor<?x{k1}xf32>, %b: tensor<{k1}x?xf32>, %c: tensor<?x{k2}xf32>, %d: tensor<{k2}x?xf32>,
+               %x: tensor<?x?xf32>, %y: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {{
+  %r = linalg.matmul ins(%a, %b : tensor<?x{k1}xf32>, tensor<{k1}x?xf32>) outs(%x : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %s = linalg.matmul ins(%c, %d : tensor<?x{k2}xf32>, tensor<{k2}x?xf32>) outs(%y : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r, %s : tensor<?x?xf32>, tensor<?x?xf32>
+}}
+"""
+
+
+def test_static_strides_only_where_every_caller_agrees():
+    """The dispatch's signature keeps a stride static only when all its callers' buffers have that
+    static stride (rows of a K x N weight with static N...); two callers with different static K give
+    a dynamic one."""
+    from mlir import ir
+
+    from ftuner_mlir.lowering.dispatch_calls import _known_strides_type
+    with ir.Context(), ir.Location.unknown():
+        t = ir.MemRefType(ir.Type.parse("memref<?x?xf32, strided<[?, ?], offset: ?>>"))
+        same = [ir.MemRefType(ir.Type.parse(s)) for s in ("memref<?x96xf32>", "memref<7x96xf32>")]
+        mixed = [ir.MemRefType(ir.Type.parse(s)) for s in ("memref<?x96xf32>", "memref<?x40xf32>")]
+        assert str(_known_strides_type(t, same)) == "memref<?x?xf32, strided<[96, 1], offset: ?>>"
+        assert str(_known_strides_type(t, mixed)) == "memref<?x?xf32, strided<[?, 1], offset: ?>>"
+        panels = ir.MemRefType(ir.Type.parse("memref<?x?x32xf32, strided<[?, ?, ?], offset: ?>>"))
+        assert str(_known_strides_type(panels, [ir.MemRefType(ir.Type.parse("memref<3x37x32xf32>"))])) == \
+            "memref<?x?x32xf32, strided<[1184, 32, 1], offset: ?>>"
+
+
+@pytest.mark.parametrize("k1, k2", [(96, 96), (96, 40), (1, 33)])
+def test_shared_dispatch_with_static_strides_is_correct(rng, k1, k2):
+    exe = ftuner_mlir.compile(TWO_MATMULS.format(k1=k1, k2=k2))
+    for m, n in [(1, 1), (19, 45), (300, 70)]:
+        a, b, c, d = random(rng, (m, k1)), random(rng, (k1, n)), random(rng, (m, k2)), random(rng, (k2, n))
+        x, y = random(rng, (m, n)), random(rng, (m, n))
+        r, s = exe(a, b, c, d, x, y)
+        for got, lhs, rhs, init in ((r, a, b, x), (s, c, d, y)):
+            ref = init + lhs.astype(np.float64) @ rhs.astype(np.float64)
+            assert_matches(got, ref, np.abs(init) + np.abs(lhs).astype(np.float64) @ np.abs(rhs))

@@ -11,27 +11,46 @@ EXPORT_T = 24                # the example length torch.export traces with
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
+def build_and_compile(kind: str, depth: int | None, batch: int, ts, seed: int, config: dict | None = None,
+                      profile: bool = False):
+    """The model (random weights from its config, `config` overriding fields; depth: layers, None: the
+    config's) and its one ftuner compilation with a dynamic T: (module, config, compiled, seconds)."""
+    import ftuner_mlir.torch as ftorch      # first: torch then shares the compiled code's OpenMP runtime
+    import torch
+
+    from .transformer_models import build, layer_overrides
+
+    module, cfg = build(kind, seed, **{**(config or {}), **layer_overrides(kind, depth)})
+    example = torch.randint(0, cfg.vocab_size, (batch, EXPORT_T), generator=torch.Generator().manual_seed(seed))
+    dims = ({1: torch.export.Dim("T", min=2, max=max(max(ts), EXPORT_T))},)
+    started = time.perf_counter()
+    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims, profile=profile)
+    return module, cfg, compiled, time.perf_counter() - started
+
+
+def inputs(cfg, batch: int, ts, seed: int) -> list:
+    """One input_ids batch per T, the same for every process that measures this model."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed + 1)
+    return [torch.randint(0, cfg.vocab_size, (batch, t), generator=generator) for t in ts]
+
+
+def relative_error(got, want) -> float:
+    return float((got - want).abs().max() / want.abs().max())
+
+
 def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int, profile: bool = False) -> dict:
     """depth: the number of layers (None: the config's). With `profile`, the module is compiled with
     clocks and each T also prints where ftuner's time went, by kind of op (Executable.profile)."""
-    from .transformer_models import build, hidden, layers   # first: it imports ftuner_mlir.torch before torch
-
-    import ftuner_mlir.torch as ftorch
     import torch
 
     from .. import compiler
     from .measure import median_times
+    from .transformer_models import hidden, layers
 
-    overrides = {} if not depth else {"n_layer": depth} if kind == "gpt2" else {"num_hidden_layers": depth}
-    module, config = build(kind, seed, **overrides)
+    module, config, compiled, total = build_and_compile(kind, depth, batch, ts, seed, profile=profile)
     depth = layers(config)
-    vocab, max_t = config.vocab_size, max(ts)
-    generator = torch.Generator().manual_seed(seed)
-    example = torch.randint(0, vocab, (batch, EXPORT_T), generator=generator)
-    dims = ({1: torch.export.Dim("T", min=2, max=max(max_t, EXPORT_T))},)
-    started = time.perf_counter()
-    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims, profile=profile)
-    total = time.perf_counter() - started
     t = compiled.timings
     print(f"{kind}: {depth} layers, hidden {hidden(config)}, batch {batch}, "
           f"random weights; compiled once in {total:.1f} s (torch.export {t['export_s']:.1f} s, torch-mlir "
@@ -39,10 +58,8 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
     print(f"{'T':>4} {'ftuner ms':>10} {'torch ms':>9} {'torch/ftuner':>12} {'max rel.err':>11}")
     rows, failures = [], 0
     with torch.no_grad():
-        for length in ts:
-            ids = torch.randint(0, vocab, (batch, length), generator=generator)
-            want, got = module(ids), compiled(ids)
-            err = float((got - want).abs().max() / want.abs().max())
+        for length, ids in zip(ts, inputs(config, batch, ts, seed)):
+            err = relative_error(compiled(ids), module(ids))
             failures += not err <= TOLERANCE
             times = median_times({"torch": lambda: module(ids), "ftuner": lambda: compiled(ids)}, min_time)
             rows.append({"T": length, "ftuner_s": times["ftuner"], "torch_s": times["torch"], "rel_err": err})

@@ -1,8 +1,9 @@
 """The paper's end-to-end models from their transformers configs, random weights (nothing downloaded):
-input_ids [B, T] int64 -> last hidden state [B, T, H]."""
+input_ids [B, T] int64 -> last hidden state [B, T, H]. A process that also runs compiled code imports
+ftuner_mlir.torch before this module (torch then shares the compiled code's OpenMP runtime); a
+baseline process (model_worker.py) imports torch as a user would."""
 from __future__ import annotations
 
-import ftuner_mlir.torch  # noqa: F401  first: torch then shares the compiled code's OpenMP runtime
 import torch
 from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
 
@@ -33,6 +34,13 @@ def build(kind: str, seed: int = 0, **config) -> tuple[LastHidden, object]:
         return LastHidden(GPT2Model(cfg)).eval(), cfg
     cfg = BertConfig(**({**_BERT_LARGE, **config} if kind == "bert-large" else config))
     return LastHidden(BertModel(cfg, add_pooling_layer=False)).eval(), cfg
+
+
+def layer_overrides(kind: str, depth: int | None) -> dict:
+    """The config field that sets the number of layers to `depth` (none when depth is None)."""
+    if not depth:
+        return {}
+    return {"n_layer": depth} if kind == "gpt2" else {"num_hidden_layers": depth}
 
 
 def layers(cfg) -> int:

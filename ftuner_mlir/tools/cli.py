@@ -190,6 +190,8 @@ def target(args) -> int:
 
 
 def bench(args) -> int:
+    if args.models:
+        return bench_models(args)
     _single_threaded_references()
     from ftuner_mlir.bench.run import run_benchmark
 
@@ -198,6 +200,37 @@ def bench(args) -> int:
     if bad:
         print(f"WRONG RESULTS in {bad}")
     return 1 if bad else 0
+
+
+def bench_models(args) -> int:
+    try:
+        from ftuner_mlir.bench import model_bench
+    except ImportError as err:
+        print(f"ftuner bench --models: needs the PyTorch extra (pip install -e .[torch]): {err}", file=sys.stderr)
+        return 1
+    from ftuner_mlir.bench.run import machine
+
+    baselines = model_bench.BASELINES if args.torch_compile else model_bench.BASELINES[:1]
+    ts = args.model_t or list(model_bench.PAPER_T)
+    results = model_bench.run(args.models, args.batches, ts, args.layers, args.min_time, args.seed, baselines,
+                              Path(args.out), machine())
+    failures = sum(r["failures"] for r in results)
+    if failures:
+        print(f"WRONG RESULTS: {failures} outputs differ from torch eager")
+    return 1 if failures else 0
+
+
+def _models(text: str) -> list[str]:
+    from ftuner_mlir.bench.transformer_models import MODELS
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in MODELS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"expected a comma-separated subset of {','.join(MODELS)}, got {text}")
+    return names
+
+
+def _batches(text: str) -> list[int]:
+    return [_positive_int(part) for part in text.split(",")]
 
 
 def tune(args) -> int:
@@ -336,6 +369,17 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", type=_target, default="host")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
+    p.add_argument("--models", type=_models, nargs="?", const=["bert", "bert-large", "gpt2"], default=None,
+                   help="whole transformers models instead of the operator sweeps (default set: "
+                        "bert,bert-large,gpt2) against torch eager and torch.compile(dynamic=True), each in its "
+                        "own process; writes models.json and models.png")
+    p.add_argument("--batches", type=_batches, default=[1, 16], help="with --models: batch sizes (default: 1,16)")
+    p.add_argument("--layers", type=_positive_int, default=None,
+                   help="with --models: layers to build (default: the config's)")
+    p.add_argument("--model-t", type=_parse_ts, default=None,
+                   help="with --models: T values (default: the paper's 5,24,43,62,81,100,119,128)")
+    p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
+                   help="with --models: skip the torch.compile(dynamic=True) column")
 
 
 def main(argv=None) -> None:

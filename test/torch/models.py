@@ -2,13 +2,14 @@
 nothing downloaded) and their float64 references."""
 import copy
 
+import ftuner_mlir.torch  # noqa: F401  first: torch then shares the compiled code's OpenMP runtime
 import torch
 
 from ftuner_mlir.bench.transformer_models import build
 
 VOCAB = 1000
 MAX_T = 128
-_TINY = {"bert": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128,
+TINY_CONFIGS = {"bert": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128,
                       vocab_size=VOCAB, max_position_embeddings=MAX_T),
          "gpt2": dict(n_layer=2, n_embd=64, n_head=2, vocab_size=VOCAB, n_positions=MAX_T,
                       eos_token_id=0, bos_token_id=0)}
@@ -16,7 +17,7 @@ _TINY = {"bert": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=2
 
 def tiny(kind: str, seed: int = 0) -> torch.nn.Module:
     """input_ids [B, T] int64 -> last_hidden_state [B, T, 64]."""
-    return build(kind, seed, **_TINY[kind])[0]
+    return build(kind, seed, **TINY_CONFIGS[kind])[0]
 
 
 def reference_f64(model: torch.nn.Module):

@@ -1,0 +1,51 @@
+"""A baseline process of the model benchmark: `python -m ftuner_mlir.bench.model_worker REQUEST_JSON`.
+
+Builds the same model as the ftuner side (config, seed, inputs: model_demo.inputs) and times torch eager
+or `torch.compile(dynamic=True)` (Inductor) on it for each T, in a process of its own: torch as a user
+runs it, with its own OpenMP runtime and nothing of ftuner's loaded. Prints one JSON object: per T the
+seconds (best round's median), the first call's seconds (torch.compile compiles there) and a checksum
+of the output the ftuner side compares against.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+MODES = ("torch_eager", "torch_compile")
+
+
+def measure(request: dict) -> dict:
+    import torch
+
+    from .measure import median_times
+    from .model_demo import inputs
+    from .transformer_models import build, layer_overrides
+
+    kind, batch, ts = request["model"], request["batch"], request["ts"]
+    module, cfg = build(kind, request["seed"], **{**request.get("config", {}),
+                                                  **layer_overrides(kind, request.get("layers"))})
+    runner = module if request["mode"] == "torch_eager" else torch.compile(module, dynamic=True)
+    rows = []
+    with torch.no_grad():
+        for length, ids in zip(ts, inputs(cfg, batch, ts, request["seed"])):
+            started = time.perf_counter()
+            out = runner(ids)
+            first = time.perf_counter() - started
+            seconds = median_times({"torch": lambda: runner(ids)}, request["min_time"])["torch"]
+            rows.append({"T": length, "seconds": seconds, "first_call_s": first,
+                         "checksum": float(out.double().abs().sum())})
+    return {"mode": request["mode"], "threads": torch.get_num_threads(), "torch": torch.__version__, "rows": rows}
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(argv[0])
+    if request.get("mode") not in MODES:
+        print(f"model_worker: mode must be one of {MODES}", file=sys.stderr)
+        return 2
+    print(json.dumps(measure(request)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,32 @@
+"""`ftuner bench --models` on a tiny GPT-2: ftuner compiled once and checked against torch eager, the
+torch eager and torch.compile(dynamic=True) baselines each measured by a process of its own on the same
+model and inputs, the table, models.json and models.png written."""
+import json
+
+from ftuner_mlir.bench import model_bench
+
+from .models import TINY_CONFIGS
+
+
+def test_model_benchmark_runs_every_column(tmp_path):
+    lines = []
+    results = model_bench.run(["gpt2"], [2], (5, 17), min_time=0.02, out=tmp_path, machine={"cpu": "test"},
+                              config=TINY_CONFIGS["gpt2"], log=lines.append)
+    (result,) = results
+    assert result["failures"] == 0
+    assert [r["T"] for r in result["rows"]] == [5, 17]
+    for row in result["rows"]:
+        assert row["rel_err"] <= model_bench.TOLERANCE
+        for mode in model_bench.BASELINES:
+            assert row[f"{mode}_s"] > 0 and row[f"{mode}_first_call_s"] > 0
+            assert row[f"{mode}_same_output"], f"{mode} ran another model or other inputs"
+    # torch.compile compiles on its first call: far slower than a timed call
+    assert result["rows"][0]["torch_compile_first_call_s"] > 10 * result["rows"][0]["torch_compile_s"]
+    for mode in model_bench.BASELINES:
+        ratios = [r[f"{mode}_s"] / r["ftuner_s"] for r in result["rows"]]
+        assert abs(result["speedup_worst"][mode] - min(ratios)) < 1e-12
+    table = "\n".join(lines)
+    assert "gpt2 batch 2" in table and "torch_compile/ftuner" in table and "geomean speedup" in table
+    saved = json.loads((tmp_path / "models.json").read_text())
+    assert saved["machine"] == {"cpu": "test"} and saved["models"][0]["rows"][1]["T"] == 17
+    assert (tmp_path / "models.png").stat().st_size > 1000

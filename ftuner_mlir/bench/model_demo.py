@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 
+MODELS = ("bert", "bert-large", "gpt2")     # bench/transformer_models.py builds them
 PAPER_T = (5, 24, 43, 62, 81, 100, 119, 128)
 EXPORT_T = 24                # the example length torch.export traces with
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|

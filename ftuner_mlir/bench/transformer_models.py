@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
 
-MODELS = ("bert", "bert-large", "gpt2")
+from .model_demo import MODELS
 _BERT_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 
 

@@ -38,6 +38,19 @@ def _generic_kind(op) -> str:
     return "copy/layout"          # broadcasts, gathers, permutes: data moved, nothing computed
 
 
+def _nested(op):
+    """The ops inside `op`; for an scf.if the else branch first: a parallel generic's serial version,
+    the op as written (its then branch holds the tiled loops)."""
+    regions = list(op.regions)
+    if op.operation.name == "scf.if":
+        regions.reverse()
+    for region in regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child
+                yield from walk(child)
+
+
 def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
     """(kind, label) of a top-level op worth timing, or None (views, sizes, allocations: glue)."""
     name = op.operation.name
@@ -53,7 +66,7 @@ def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
     if name.startswith("linalg."):
         return "other linalg", name
     if name in ("scf.if", "scf.forall", "scf.for", "scf.parallel"):
-        for inner in walk(op):          # a parallel generic or copy: the kind of the op it runs
+        for inner in _nested(op):       # a parallel generic or copy: the kind of the op it runs
             found = kind_of(inner, dispatches)
             if found is not None:
                 return found[0], f"{found[1]} in {name}"

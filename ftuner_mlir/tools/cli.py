@@ -204,6 +204,7 @@ def bench(args) -> int:
 
 def bench_models(args) -> int:
     try:
+        import ftuner_mlir.torch  # noqa: F401  before torch: the compiled code and torch share one OpenMP
         from ftuner_mlir.bench import model_bench
     except ImportError as err:
         print(f"ftuner bench --models: needs the PyTorch extra (pip install -e .[torch]): {err}", file=sys.stderr)
@@ -221,7 +222,7 @@ def bench_models(args) -> int:
 
 
 def _models(text: str) -> list[str]:
-    from ftuner_mlir.bench.transformer_models import MODELS
+    from ftuner_mlir.bench.model_demo import MODELS       # not transformer_models: it imports torch
     names = [n for n in text.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
     if not names or unknown:

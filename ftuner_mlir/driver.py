@@ -7,6 +7,8 @@ one PassManager (so `--mlir-print-ir-after-all`-style instrumentation still sees
 from __future__ import annotations
 
 import re
+import traceback
+from pathlib import Path
 
 from mlir import ir, passmanager
 
@@ -53,13 +55,24 @@ def parse_pipeline(text: str, target: CpuTarget | None) -> list[ModulePass | str
     return [instantiate(e, target) for e in split_top_level(text)]
 
 
-def _run_step(step, op, pass_) -> None:
+def _run_step(step, op, pass_, name: str) -> None:
     """A Python step inside the pass manager: a rejection becomes an error diagnostic at the op and the
-    pass's failure, so the pass manager stops and reports like it does for upstream passes."""
+    pass's failure, so the pass manager stops and reports like it does for upstream passes. ValueError
+    and TypeError (bad options, no target) go to the caller as before; any other exception is a bug of
+    the step: an "internal error" diagnostic naming the step, the exception and where it was raised (not
+    a traceback unwinding through the C++ pass manager)."""
     try:
         step(op)
     except PassFailure as failure:
         (failure.loc or ir.Location.unknown()).emit_error(failure.message)
+        pass_.signal_pass_failure()
+    except (MemoryError, ValueError, TypeError):
+        raise                       # out of memory; bad options or targets (the callers report these)
+    except Exception as err:        # noqa: BLE001 - every other failure is reported the same way
+        frame = traceback.extract_tb(err.__traceback__)[-1]
+        op.location.emit_error(f"internal error in {name}: {type(err).__name__}: {err} (raised at "
+                               f"{Path(frame.filename).name}:{frame.lineno}; a bug in ftuner-mlir: please report "
+                               f"it with this input)")
         pass_.signal_pass_failure()
 
 
@@ -72,7 +85,8 @@ def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> p
         for step in stage.steps():
             if callable(step):
                 name = f"{stage.name}:{getattr(step, '__name__', 'step')}"
-                pm.add(lambda op, pass_, step=step: _run_step(step, op, pass_), name=name, argument=name,
+                pm.add(lambda op, pass_, step=step, name=name: _run_step(step, op, pass_, name), name=name,
+                       argument=name,
                        description=stage.summary)
             else:
                 pm.add(step)

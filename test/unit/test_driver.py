@@ -19,7 +19,7 @@ def test_split_top_level():
 def test_instantiate_options_roundtrip():
     p = instantiate("ftuner-lower-cpu{num-threads=3}", None)
     assert isinstance(p, LowerCpu) and p.num_threads == 3
-    assert p.pipeline_text() == "ftuner-lower-cpu{num-threads=3}"
+    assert p.pipeline_text() == "ftuner-lower-cpu{num-threads=3 profile=False}"
     assert instantiate("canonicalize{max-iterations=2}", None) == "canonicalize{max-iterations=2}"
     with pytest.raises(ValueError, match="bad option 'threads=3'"):
         instantiate("ftuner-lower-cpu{threads=3}", None)
@@ -46,3 +46,33 @@ def test_a_pass_without_a_target_says_so():
     """No silent host detection: a pass that needs the target and was built without one refuses."""
     with pytest.raises(ValueError, match="ftuner-lower-cpu needs a target"):
         instantiate("ftuner-lower-cpu", None).steps()
+
+
+def test_a_bug_in_a_python_step_is_a_located_internal_error():
+    """An unexpected exception inside a Python step becomes a diagnostic naming the step, the exception
+    and where it was raised; a ValueError (bad options) still reaches the caller as itself."""
+    import dataclasses
+
+    from mlir import ir
+
+    from ftuner_mlir import driver
+    from ftuner_mlir.passes.base import ModulePass
+
+    @dataclasses.dataclass(frozen=True)
+    class Broken(ModulePass):
+        name = "broken"
+        summary = "fails"
+        error: type = KeyError
+
+        def apply(self, module_op):
+            raise self.error("missing")
+
+    with ir.Context():
+        module = ir.Module.parse("func.func @f() {\n  return\n}")
+        with pytest.raises(ir.MLIRError) as found:
+            driver.run_pipeline(module, [Broken()])
+        (diagnostic,) = found.value.error_diagnostics
+        assert diagnostic.message.startswith("internal error in broken:apply: KeyError: 'missing' (raised at ")
+        assert "test_driver.py" in diagnostic.message
+        with pytest.raises(ValueError, match="missing"):
+            driver.run_pipeline(module, [Broken(error=ValueError)])

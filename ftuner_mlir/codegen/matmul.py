@@ -99,8 +99,9 @@ def dispatch_name(uks: UKernelSet, zero: bool = False, prepacked: bool = False) 
             f"_p{uks.cores}{'_pw' if prepacked else ''}{_z(zero)}_{uks.dtype}")
 
 
-def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
-    """C += A.B on a static tile; with `zero`, C = A.B (the accumulators start at zero: C is not read)."""
+def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: bool = False) -> str:
+    """C += A.B on a static tile; with `zero`, C = A.B (the accumulators start at zero: C is not read).
+    With `unroll` (the full-width tiles), the vectorizer unrolls its reduction loop (lowering/cpu.py)."""
     a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x{cols}x{dtype}>", f"tensor<{rows}x{cols}x{dtype}>"
     init = "%c"
     lines = []
@@ -108,8 +109,9 @@ def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
         lines = [f"  %zero = arith.constant 0.0 : {dtype}",
                  f"  %z = linalg.fill ins(%zero : {dtype}) outs(%c : {c}) -> {c}"]
         init = "%z"
+    attributes = "ftuner.ukernel, ftuner.unroll_k" if unroll else "ftuner.ukernel"
     return (f"func.func private @{ukernel_name(rows, cols, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
-            f" attributes {{ftuner.ukernel}} {{\n" + "".join(line + "\n" for line in lines) +
+            f" attributes {{{attributes}}} {{\n" + "".join(line + "\n" for line in lines) +
             f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs({init} : {c}) -> {c}\n"
             f"  return %r : {c}\n}}")
 
@@ -386,7 +388,8 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
             for packed in _row_layouts(uks, prepacked):
                 funcs[rows_name(rows, uks, zero, packed)] = emit_rows(rows, uks, zero, packed)
         for rows, cols in uks.ukernels():
-            funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero)
+            funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero,
+                                                                            unroll=cols == uks.nr)
     if prepacked:
         return funcs
     if packs_b(uks) and not uks.transpose_b:

@@ -21,9 +21,16 @@ def transform_script(body: str) -> str:
             "    transform.yield\n  }\n}\n")
 
 
+# The reduction loop of the full-width uKernels (the ones most of a matmul runs in) unrolled by this
+# factor: its counter, branch and B-offset arithmetic then take one slot in four iterations' worth of
+# FMAs instead of competing with them for the FMA ports every iteration (single-threaded 8x32, measured
+# side by side: +5..12%; the remainder strips stay rolled, for compile time).
+UKERNEL_K_UNROLL = 4
+
 # Each uKernel: vectorize its zero fill if it has one (the first reduction block's uKernels start from
 # zero instead of reading C), tile the reduction by 1, vectorize the static rows x cols x 1 contraction,
-# and hoist the accumulator read/write out of the reduction loop so it stays in vector registers.
+# and hoist the accumulator read/write out of the reduction loop so it stays in vector registers; then
+# unroll the reduction loops of the full-width uKernels (ftuner.unroll_k).
 VECTORIZE_UKERNELS = transform_script("""\
     %uks = transform.structured.match ops{["func.func"]} attributes{ftuner.ukernel} in %root
         : (!transform.any_op) -> !transform.any_op
@@ -44,7 +51,14 @@ VECTORIZE_UKERNELS = transform_script("""\
       %tr = transform.structured.match ops{["linalg.transpose"]} in %fn : (!transform.any_op) -> !transform.any_op
       transform.structured.vectorize %tr : !transform.any_op
     }
-""")
+    %wide = transform.structured.match ops{["func.func"]} attributes{ftuner.unroll_k} in %root
+        : (!transform.any_op) -> !transform.any_op
+    transform.foreach %wide : !transform.any_op {
+    ^bb0(%fn: !transform.any_op):
+      %kloop = transform.structured.match ops{["scf.for"]} in %fn : (!transform.any_op) -> !transform.any_op
+      transform.loop.unroll %kloop { factor = UNROLL } : !transform.any_op
+    }
+""".replace("UNROLL", str(UKERNEL_K_UNROLL)))
 
 # Copies the emitters mark (conv2d's im2col) run over the cores: one task per index of their outermost dim.
 PARALLEL_COPIES = transform_script(f"""\

@@ -72,7 +72,8 @@ func.func @untouched(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf3
 // uKernels: static tiles, reduction length dynamic.
 // CHECK-LABEL: func.func private @ftuner_uk_matmul_4x16_f32(
 // CHECK-SAME:      tensor<4x?xf32>, %{{.*}}: tensor<?x16xf32>, %{{.*}}: tensor<4x16xf32>) -> tensor<4x16xf32>
-// CHECK-SAME:      attributes {ftuner.ukernel}
+// CHECK-SAME:      attributes {ftuner.ukernel, ftuner.unroll_k}
 // CHECK-NEXT:    linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x?xf32>, tensor<?x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
 // CHECK-LABEL: func.func private @ftuner_uk_matmul_1x1_f32(
 // CHECK-SAME:      tensor<1x?xf32>, %{{.*}}: tensor<?x1xf32>, %{{.*}}: tensor<1x1xf32>) -> tensor<1x1xf32>
+// CHECK-SAME:      attributes {ftuner.ukernel} {

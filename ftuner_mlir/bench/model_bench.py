@@ -125,13 +125,14 @@ def write_png(path: Path, results: list[dict]) -> bool:
 def run(models, batches, ts=PAPER_T, layers=None, min_time=0.3, seed=0, baselines=BASELINES,
         out: Path = Path("bench-results"), machine: dict | None = None, config=None, log=print) -> list[dict]:
     results = []
+    out.mkdir(parents=True, exist_ok=True)
     for kind in models:
         for batch in batches:
             result = measure_model(kind, batch, ts, layers, min_time, seed, baselines, config, log)
             log(format_table(result))
             results.append(result)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "models.json").write_text(json.dumps({"machine": machine or {}, "models": results}, indent=1))
+            # after every model: a long run that is stopped keeps what it measured
+            (out / "models.json").write_text(json.dumps({"machine": machine or {}, "models": results}, indent=1))
     plotted = write_png(out / "models.png", results)
     log(f"wrote {out / 'models.json'}" + (f" and {out / 'models.png'}" if plotted else " (no matplotlib: no plot)"))
     return results

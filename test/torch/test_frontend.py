@@ -8,10 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+
+import ftuner_mlir.torch as ftorch      # before torch: one OpenMP runtime for torch and the compiled code
 import torch
 from torch.export import Dim
-
-import ftuner_mlir.torch as ftorch
 from ftuner_mlir import compiler
 from ftuner_mlir.runtime.function import AssertionFailure
 

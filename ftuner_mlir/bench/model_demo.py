@@ -3,8 +3,9 @@ nothing downloaded) compiled once with a dynamic sequence length, run for the pa
 output checked against torch eager and timed side by side with it in this process."""
 from __future__ import annotations
 
-import math
 import time
+
+from . import report
 
 MODELS = ("bert", "bert-large", "gpt2")     # bench/transformer_models.py builds them
 PAPER_T = (5, 24, 43, 62, 81, 100, 119, 128)
@@ -74,7 +75,7 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
         print(f"where the time went at T={ts[-1]}:\n{found.table()}")
     builds = compiler.compilations + compiler.cache_loads
     print(f"modules compiled or loaded in this process: {builds} (one serves every T)")
-    geomean = math.exp(sum(math.log(r["torch_s"] / r["ftuner_s"]) for r in rows) / len(rows))
+    geomean = report.geomean([r["torch_s"] / r["ftuner_s"] for r in rows])
     print(f"geomean torch/ftuner {geomean:.2f} (above 1: ftuner faster); "
           f"{'all outputs match torch' if not failures else f'{failures} outputs differ from torch'} "
           f"(tolerance {TOLERANCE:g})")

@@ -154,13 +154,7 @@ def _into_panels(b: IRBody, cur: str, src_where: str, dst_where: str, t2: str, p
 def _last_panel(b: IRBody, cur: str, rest_n: str, fill, panels: str) -> str:
     """`fill(cur)` when the block has a partial last panel (rest_n > 0 columns), else cur unchanged."""
     partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {b.const(0)} : index")
-    packed = b.fresh("packed")
-    b(f"{packed} = scf.if {partial} -> ({panels}) {{")
-    b(f"scf.yield {fill(cur)} : {panels}")
-    b("} else {")
-    b(f"scf.yield {cur} : {panels}")
-    b("}")
-    return packed
+    return b.if_else("packed", partial, panels, lambda: fill(cur), lambda: cur)
 
 
 def emit_pack(uks: UKernelSet) -> str:
@@ -328,13 +322,9 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
         if not packs_b(uks):
             return row_strips(ablk, bblk, c_in, overwrite, packed=False)
         many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
-        result = b.fresh("blk")
-        b(f"{result} = scf.if {many_rows} -> ({t2}) {{")
-        b(f"scf.yield {row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, packed=True)} : {t2}")
-        b("} else {")
-        b(f"scf.yield {row_strips(ablk, bblk, c_in, overwrite, packed=False)} : {t2}")
-        b("}")
-        return result
+        return b.if_else("blk", many_rows, t2,
+                         lambda: row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, packed=True),
+                         lambda: row_strips(ablk, bblk, c_in, overwrite, packed=False))
 
     def pack(function: str, block: str, kk: str) -> str:
         """`block` packed by `function` into a fresh panel buffer of ceil(bn / nr) panels."""
@@ -353,13 +343,11 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
     if zero_init:
         # the first reduction block writes C (it is never read: the op's init was zeros); K = 0 leaves zeros
         empty_k = b.op("k0", f"arith.cmpi eq, {k}, {zero} : index")
-        b(f"%first = scf.if {empty_k} -> ({t2}) {{")
-        fill_zero = b.op("z", f"arith.constant 0.0 : {dt}")
-        b(f"scf.yield {b.op('zc', f'linalg.fill ins({fill_zero} : {dt}) outs({cblk} : {t2}) -> {t2}')} : {t2}")
-        b("} else {")
-        b(f"scf.yield {k_block(zero, cblk, overwrite=True)} : {t2}")
-        b("}")
-        start, init = kc, "%first"
+
+        def zeros() -> str:
+            fill_zero = b.op("z", f"arith.constant 0.0 : {dt}")
+            return b.op("zc", f"linalg.fill ins({fill_zero} : {dt}) outs({cblk} : {t2}) -> {t2}")
+        start, init = kc, b.if_else("first", empty_k, t2, zeros, lambda: k_block(zero, cblk, overwrite=True))
     b(f"%acc = scf.for %k0 = {start} to {k} step {kc} iter_args(%cc = {init}) -> ({t2}) {{")
     b(f"scf.yield {k_block('%k0', '%cc', overwrite=False)} : {t2}")
     b("}")

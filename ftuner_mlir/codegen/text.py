@@ -21,6 +21,17 @@ class IRBody:
         self.lines.append(f"{name} = {rhs}")
         return name
 
+    def if_else(self, hint: str, cond: str, result_type: str, then, otherwise) -> str:
+        """`scf.if cond -> (result_type)`: `then()` and `otherwise()` emit their branch's ops and return
+        the value it yields; the if's result name is returned."""
+        result = self.fresh(hint)
+        self(f"{result} = scf.if {cond} -> ({result_type}) {{")
+        self(f"scf.yield {then()} : {result_type}")
+        self("} else {")
+        self(f"scf.yield {otherwise()} : {result_type}")
+        self("}")
+        return result
+
     def const(self, value: int) -> str:
         return self.op("c", f"arith.constant {value} : index")
 

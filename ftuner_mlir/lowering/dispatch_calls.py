@@ -25,8 +25,10 @@ def _known_strides_type(t: ir.MemRefType, roots: list[ir.MemRefType]) -> ir.MemR
     constants instead of multiplying by a stride loaded from the descriptor in the uKernel loops."""
     dyn = ir.ShapedType.get_dynamic_stride_or_offset()
     known = [root.get_strides_and_offset()[0] for root in roots]
-    strides = [values.pop() if len(values := {k[d] for k in known}) == 1 and dyn not in values else dyn
-               for d in range(t.rank - 1)]
+    strides = []
+    for d in range(t.rank - 1):
+        values = {k[d] for k in known}
+        strides.append(values.pop() if len(values) == 1 and dyn not in values else dyn)
     layout = ir.StridedLayoutAttr.get(dyn, strides + [1])
     return ir.MemRefType.get(t.shape, t.element_type, layout, t.memory_space)
 

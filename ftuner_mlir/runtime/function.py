@@ -49,19 +49,26 @@ class AssertionFailure(RuntimeError):
     """A `cf.assert` of the compiled code failed during the call (its message says which)."""
 
 
-def take_failed_assert(address: int, packed: bool = False):
-    """The module's TAKE_FAILED_ASSERT function at `address` as a Python callable; `packed`: the
-    ExecutionEngine's wrapper of it (one `void**`, its last slot pointing to the result)."""
+def scalar_function(address: int, result_type, argument_types=(), packed: bool = False):
+    """A compiled function of scalars at `address` as a Python callable; `packed`: the ExecutionEngine's
+    wrapper of it (one `void**`: a slot per argument, then the result's)."""
     if not packed:
-        return ctypes.CFUNCTYPE(ctypes.c_int32)(address)
+        return ctypes.CFUNCTYPE(result_type, *argument_types)(address)
     wrapper = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-    result = ctypes.c_int32()
-    slots = (ctypes.c_void_p * 1)(ctypes.addressof(result))
+    arguments, result = [kind() for kind in argument_types], result_type()
+    slots = (ctypes.c_void_p * (len(arguments) + 1))(*map(ctypes.addressof, [*arguments, result]))
 
-    def take() -> int:
+    def call(*values):
+        for argument, value in zip(arguments, values):
+            argument.value = value
         wrapper(ctypes.addressof(slots))
         return result.value
-    return take
+    return call
+
+
+def take_failed_assert(address: int, packed: bool = False):
+    """The module's TAKE_FAILED_ASSERT function at `address`: () -> the number of a failed assert."""
+    return scalar_function(address, ctypes.c_int32, packed=packed)
 
 
 class Function:

@@ -4,23 +4,17 @@ from __future__ import annotations
 import ctypes
 from collections import defaultdict
 
+try:
+    from .function import scalar_function
+except ImportError:                     # pragma: no cover - in an exported folder, as a script
+    from function import scalar_function
+
 TAKE_PROFILE = "ftuner_take_profile"     # (slot: int64) -> seconds of that slot since the last take
 
 
 def take_profile(address: int, packed: bool = False):
-    """The module's TAKE_PROFILE at `address` as a Python callable; `packed`: the ExecutionEngine's
-    wrapper of it (one `void**`: the argument's slot, then the result's)."""
-    if not packed:
-        return ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_int64)(address)
-    wrapper = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-    argument, result = ctypes.c_int64(), ctypes.c_double()
-    slots = (ctypes.c_void_p * 2)(ctypes.addressof(argument), ctypes.addressof(result))
-
-    def take(slot: int) -> float:
-        argument.value = slot
-        wrapper(ctypes.addressof(slots))
-        return result.value
-    return take
+    """The module's TAKE_PROFILE function at `address`: (slot) -> its seconds, the slot reset."""
+    return scalar_function(address, ctypes.c_double, (ctypes.c_int64,), packed)
 
 
 class Profiler:

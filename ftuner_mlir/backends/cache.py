@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .. import settings
 from ..version import wheel_versions
-from .cpu import worker
+from . import worker
 
 
 @functools.cache

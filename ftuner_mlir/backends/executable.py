@@ -46,7 +46,8 @@ def report(fn: Function, *shapes) -> str:
 class Executable:
     """Returned by `ftuner_mlir.compile`. Call it like its only public function, or index by name.
     `origin` says where the native code came from: "cache" (loaded from the on-disk cache), "built"
-    (compiled by a child process), "in-process" (isolate=False: the ExecutionEngine) or "gpu"."""
+    (compiled by a child process: a CPU library, or GPU host code the ExecutionEngine JITs here) or
+    "in-process" (isolate=False: lowered and JIT'd in this process)."""
 
     def __init__(self, keep_alive: tuple, functions: dict, llvm_dialect: str | None = None,
                  origin: str = "built", library: str | None = None, profiler: Profiler | None = None):

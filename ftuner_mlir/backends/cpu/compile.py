@@ -1,12 +1,10 @@
-"""CPU modules: built by a child process (isolate.py) into a native shared library, cached on disk
+"""CPU modules: built by a child process (../isolate.py) into a native shared library, cached on disk
 (../cache.py) and loaded with the runtime loader; `isolate=False` JITs them in this process with the
 ExecutionEngine instead (for debugging: an MLIR assertion then ends this process)."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import sys
-import tempfile
 from pathlib import Path
 
 from ... import settings
@@ -54,30 +52,10 @@ def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, ti
 def build(req: Request) -> Executable:
     if not req.isolate:
         return _compile_in_process(req.source, req.options)
+    from ..isolate import built
+
     with built(req) as (folder, origin):
         return _load(folder, origin)
-
-
-@contextlib.contextmanager
-def built(req: Request):
-    """The folder of the compiled module (library + manifest) and where it came from ("cache" or
-    "built"), for the duration of the `with`: a cache entry, or a temporary build when the cache is off."""
-    from .isolate import build_isolated, discard
-
-    key = req.key
-    use_cache = settings.module_cache_enabled() if req.cache is None else req.cache
-    if use_cache:
-        found = module_cache.lookup(key)
-        if found is not None:
-            yield found, "cache"
-            return
-    folder = module_cache.new_build_dir() if use_cache else Path(tempfile.mkdtemp(prefix="ftuner-build-"))
-    try:
-        build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
-        yield (module_cache.publish(folder, key) if use_cache else folder), "built"
-    finally:
-        if folder.exists():
-            discard(folder)        # a library stays mapped after its file goes
 
 
 def _tiled_ops(manifest: dict, name: str) -> tuple:

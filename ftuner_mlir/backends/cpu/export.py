@@ -9,12 +9,13 @@ from pathlib import Path
 from ...errors import CompileError
 from ...runtime import libs
 from ..export_folder import copy_loader
+from ..isolate import built
 from . import compile as cpu_compile
 
 
 def export(source: str, target, out: Path, name: str, options: dict) -> Path:
     library = f"lib{name}.so"
-    with cpu_compile.built(cpu_compile.request(source, target, **options)) as (folder, _):
+    with built(cpu_compile.request(source, target, **options)) as (folder, _):
         manifest = json.loads((folder / "module.json").read_text())
         shutil.copy(folder / manifest["library"], out / library)
     if "libmlir_c_runner_utils.so" in manifest["needs"]:

@@ -43,6 +43,11 @@ class BuildOptions:
     def pipeline_text(self) -> str:
         return "builtin.module(" + ",".join(stage.pipeline_text() for stage in self.stages()) + ")"
 
+    worker = "ftuner_mlir.backends.cpu.worker"           # the compiler process (../isolate.py)
+
+    def target_argument(self, path) -> str:
+        return str(path)
+
     def to_json(self) -> str:
         data = dataclasses.asdict(self)
         return json.dumps(data, sort_keys=True)

@@ -12,7 +12,6 @@ import concurrent.futures
 import functools
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import time

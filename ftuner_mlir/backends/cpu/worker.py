@@ -1,24 +1,21 @@
-"""The compiler process: `python -m ftuner_mlir.backends.cpu.worker REQUEST.json`.
+"""The CPU compiler process: `python -m ftuner_mlir.backends.cpu.worker REQUEST.json` (../worker.py).
 
-Reads the MLIR text and the BuildOptions named by the request, lowers the module (pipeline.py), builds
-the shared library (toolchain.py) and writes `module.json` (the manifest: functions and their shape
-rules, uKernel sets, the runtime libraries the code needs) into the request's folder. A clean failure
-writes its diagnostics to `error.txt` and exits with 1; anything that kills this process (an MLIR
-assertion, an LLVM fatal error, a limit) is reported by the parent (isolate.py) from the exit status.
+Lowers the module (../lower.py) with the request's BuildOptions, builds the shared library
+(toolchain.py) and writes the manifest: functions and their shape rules, uKernel sets, the runtime
+libraries the code needs.
 """
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-MANIFEST = "module.json"
+from ..worker import MANIFEST, main, sha256_of
+
 LIBRARY = "libmodule.so"
-ERROR = "error.txt"
 FORMAT = 1
 
 
@@ -42,13 +39,6 @@ def needed_libraries(library: Path) -> list[str]:
         needs.append("libmlir_c_runner_utils.so")
     return needs
 
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def build(source: str, options, out: Path) -> dict:
@@ -88,22 +78,6 @@ def build(source: str, options, out: Path) -> dict:
     return manifest
 
 
-def main(argv: list[str]) -> int:
-    from ...errors import CompileError
-    from .options import BuildOptions
-
-    request = json.loads(Path(argv[0]).read_text())
-    out = Path(request["out_dir"])
-    try:
-        build(Path(request["source_file"]).read_text(), BuildOptions.from_json(request["options"]), out)
-    except CompileError as err:
-        (out / ERROR).write_text(str(err))
-        return 1
-    except MemoryError:
-        (out / ERROR).write_text("the compiler process ran out of memory (MemoryError)")
-        return 3
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from .options import BuildOptions
+    sys.exit(main(sys.argv[1:], build, BuildOptions.from_json))

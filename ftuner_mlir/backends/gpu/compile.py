@@ -1,63 +1,92 @@
-"""GPU modules compiled in this process: host code JIT'd by the ExecutionEngine, kernels as PTX that
-the CUDA driver loads. Arguments are CUDA tensors (see runtime/loader.py). Without a driver: a clear
-error, before the CUDA wrapper library (which would abort the process when libcuda.so.1 is missing)
-is loaded."""
+"""GPU modules: lowered by a child process (../isolate.py, worker.py) to host code with the kernels' PTX
+embedded, cached on disk like CPU modules; the host code is JIT'd here by the ExecutionEngine and the
+CUDA driver loads the PTX. `isolate=False` lowers in this process (an MLIR assertion then ends it).
+Arguments are CUDA tensors (see runtime/loader.py). Without a driver: a clear error, before the CUDA
+wrapper library (which would abort the process when libcuda.so.1 is missing) is loaded."""
 from __future__ import annotations
 
 import ctypes
 import dataclasses
+import json
 
-from ...errors import CompileError, InvalidOptions
+from ...errors import CompileError
 from ...runtime import libs
 from .. import cache as module_cache
 from ..executable import Executable
+from .options import GpuOptions
 
 
 @dataclasses.dataclass(frozen=True)
 class Request:
     source: str
-    target: object
-    opt_level: int
+    options: GpuOptions
     key: str
+    isolate: bool = True
+    cache: bool | None = None
+    timeout_s: float | None = None
+    memory_mb: int | None = None
 
     @property
     def memo_key(self) -> str:
-        return self.key
+        return f"{self.key}/{self.isolate}/{self.cache is False}"
 
 
-def request(source: str, target, *, opt_level: int = 3, profile: bool = False, **_cpu_only) -> Request:
-    """CPU-only options (threads, tile, tuning, isolation, cache, limits) do not apply here."""
+def request(source: str, target, *, opt_level: int = 3, isolate: bool = True, cache: bool | None = None,
+            timeout_s=None, memory_mb=None, profile: bool = False, **_cpu_only) -> Request:
+    """CPU-only options (threads, tile, tuning) do not apply here."""
+    from ...errors import InvalidOptions
+
     if profile:
         raise InvalidOptions("profile=True is for CPU targets; GPU modules have no clocks yet")
-    return Request(source, target, opt_level, module_cache.key(source, target.to_json(), f"gpu-O{opt_level}"))
+    options = GpuOptions(target, opt_level)
+    return Request(source, options, module_cache.key(source, options.to_json(), "gpu"), isolate, cache,
+                   timeout_s, memory_mb)
 
 
 def lowered(source: str, target, context):
     """The module in the LLVM dialect with the PTX embedded, and the public functions' signatures."""
-    from ...passes import GpuPipeline
     from ..lower import lower
 
-    select, *rest = GpuPipeline(target=target).stages()
+    select, *rest = GpuOptions(target).stages()
     return lower(source, context, select, rest)
 
 
 def build(req: Request) -> Executable:
     from mlir import ir
+
+    from ...runtime.loader import check_driver
+
+    check_driver()                # before minutes of compiling for a machine that cannot run the result
+    if not req.isolate:
+        context = ir.Context()
+        module, signatures = lowered(req.source, req.options.target, context)
+        return _jit(context, module, {name: sig.rules() for name, sig in signatures.items()}, req.options,
+                    "in-process")
+    from ..isolate import built
+    from ..worker import MANIFEST
+    from .worker import HOST_CODE
+
+    with built(req) as (folder, origin):
+        manifest = json.loads((folder / MANIFEST).read_text())
+        context = ir.Context()
+        module = ir.Module.parse((folder / HOST_CODE).read_bytes(), context)
+    return _jit(context, module, manifest["functions"], req.options, origin)
+
+
+def _jit(context, module, rules: dict, options: GpuOptions, origin: str) -> Executable:
     from mlir.execution_engine import ExecutionEngine
 
-    from ...runtime.loader import ExportedFunction, check_driver
+    from ...runtime.loader import ExportedFunction
 
-    context = ir.Context()
-    module, signatures = lowered(req.source, req.target, context)
-    check_driver()
+    llvm_dialect = str(module)
     try:
-        engine = ExecutionEngine(module, opt_level=req.opt_level, shared_libs=[
+        engine = ExecutionEngine(module, opt_level=options.opt_level, shared_libs=[
             str(libs.mlir_lib_dir() / "libmlir_cuda_runtime.so"), libs.c_runner_utils()])
     except RuntimeError as err:
         raise CompileError(f"the ExecutionEngine failed: {err}") from None
     functions = {}
-    for name, sig in signatures.items():
+    for name, fn_rules in rules.items():
         # raw_lookup gives the engine's packed wrapper of the C interface (one void** argument)
         entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup(f"_mlir_ciface_{name}"))
-        functions[name] = ExportedFunction(entry, sig.rules(), packed=True)
-    return Executable((context, module, engine), functions, str(module), origin="gpu")
+        functions[name] = ExportedFunction(entry, fn_rules, packed=True)
+    return Executable((context, module, engine), functions, llvm_dialect, origin=origin)

@@ -10,20 +10,20 @@ from pathlib import Path
 from ...runtime import libs
 from ..cpu.toolchain import run_tool
 from ..export_folder import copy_loader
-from .compile import lowered
+from ..isolate import built
+from ..worker import MANIFEST
+from . import compile as gpu_compile
+from .worker import HOST_CODE
 
 
 def export(source: str, target, out: Path, name: str, options: dict) -> Path:
-    from mlir import ir
-
-    module, signatures = lowered(source, target, ir.Context())
-    rules = {n: sig.rules() for n, sig in signatures.items()}
-    llvm_dialect = str(module)
+    """The host code comes from the compiler process (and the module cache), as compile() gets it."""
     library = f"lib{name}.so"
-    with tempfile.TemporaryDirectory() as tmp:
+    with built(gpu_compile.request(source, target, **options)) as (folder, _), \
+            tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        (tmp / "host.mlir").write_text(llvm_dialect)
-        run_tool([libs.tool("mlir-translate"), "--mlir-to-llvmir", str(tmp / "host.mlir"), "-o", str(tmp / "host.ll")])
+        rules = json.loads((folder / MANIFEST).read_text())["functions"]
+        run_tool([libs.tool("mlir-translate"), "--mlir-to-llvmir", str(folder / HOST_CODE), "-o", str(tmp / "host.ll")])
         run_tool([libs.tool("llc"), "-O3", "-filetype=obj", "-relocation-model=pic", str(tmp / "host.ll"),
               "-o", str(tmp / "host.o")])
         shutil.copy(libs.mlir_lib_dir() / "libmlir_cuda_runtime.so", out)

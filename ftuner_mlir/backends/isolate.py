@@ -1,11 +1,17 @@
-"""Run the compiler process (worker.py) with a time and a memory limit, and turn every way it can end
-into a result or a CompileError: no input can end the caller's process.
+"""Run a backend's compiler process (worker.py) with a time and a memory limit, and turn every way it
+can end into a result or a CompileError: no input can end the caller's process. `built(request)` adds
+the module cache around it.
 
 A failure keeps its input: the MLIR text and the target go into `<cache dir>/failures/<id>/`, and the
 error ends with a ready-to-paste `ftuner-opt` command that runs the same pipeline on them.
+
+The options a backend passes (cpu/options.py, gpu/options.py) have `target`, `to_json()`,
+`pipeline_text()`, `target_argument(path)` (the --target value naming a saved target file) and
+`worker` (the module the child runs).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -15,11 +21,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from ... import settings
-from ...errors import CompileError, InvalidOptions
-from . import worker
+from .. import settings
+from ..errors import CompileError, InvalidOptions
+from . import cache as module_cache, worker
 
 DEFAULT_TIMEOUT_S = 1800.0
 # how running out of address space shows in the child's output (C++, the dynamic loader, Python)
@@ -60,7 +67,8 @@ def save_reproducer(source: str, options) -> str:
     except OSError as err:
         return f"(could not save a reproducer: {err})"
     pipeline = shlex.quote(f"--pass-pipeline={options.pipeline_text()}")
-    return (f"reproduce with:\n  ftuner-opt --target={shlex.quote(str(folder / 'target.json'))} {pipeline} "
+    target = shlex.quote(f"--target={options.target_argument(folder / 'target.json')}")
+    return (f"reproduce with:\n  ftuner-opt {target} {pipeline} "
             f"{shlex.quote(str(folder / 'input.mlir'))}")
 
 
@@ -72,7 +80,7 @@ def _death(returncode: int, output: str, memory_mb: int) -> str:
         head = f"the compiler process died of {sig} ({why})"
     else:
         head = f"the compiler process exited with status {returncode}"
-    if returncode == 3 or any(sign in output for sign in _OUT_OF_MEMORY):
+    if returncode == worker.OUT_OF_MEMORY_STATUS or any(sign in output for sign in _OUT_OF_MEMORY):
         head += f"; it ran out of memory under the limit of {memory_mb} MB (compile(..., memory_mb=...))"
     return head
 
@@ -88,7 +96,7 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
     (out / "input.mlir").write_text(source)
     request = {"source_file": str(out / "input.mlir"), "options": options.to_json(), "out_dir": str(out)}
     (out / "request.json").write_text(json.dumps(request))
-    cmd = [sys.executable, "-m", "ftuner_mlir.backends.cpu.worker", str(out / "request.json")]
+    cmd = [sys.executable, "-m", options.worker, str(out / "request.json")]
     root = str(Path(__file__).resolve().parents[2])            # this very package comes first
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -115,3 +123,23 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
 
 def discard(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def built(req):
+    """The folder of the compiled module (product + manifest) and where it came from ("cache" or
+    "built"), for the duration of the `with`: a cache entry, or a temporary build when the cache is off.
+    `req` has source, options, key, cache, timeout_s and memory_mb."""
+    use_cache = settings.module_cache_enabled() if req.cache is None else req.cache
+    if use_cache:
+        found = module_cache.lookup(req.key)
+        if found is not None:
+            yield found, "cache"
+            return
+    folder = module_cache.new_build_dir() if use_cache else Path(tempfile.mkdtemp(prefix="ftuner-build-"))
+    try:
+        build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
+        yield (module_cache.publish(folder, req.key) if use_cache else folder), "built"
+    finally:
+        if folder.exists():
+            discard(folder)        # a library stays mapped after its file goes

@@ -1,0 +1,41 @@
+"""The compiler process every backend runs: `python -m ftuner_mlir.backends.<backend>.worker REQUEST.json`.
+
+The request names the MLIR text, the backend's options (JSON) and a folder. The backend's `build`
+lowers the module and writes its product and `module.json` (the manifest) there. A clean failure writes
+its diagnostics to `error.txt` and exits with 1; anything that kills the process (an MLIR assertion, an
+LLVM fatal error, a limit) is reported by the parent (isolate.py) from the exit status.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+MANIFEST = "module.json"
+ERROR = "error.txt"
+OUT_OF_MEMORY_STATUS = 3
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def main(argv: list[str], build, options_from_json) -> int:
+    """Run `build(source, options, out)` on the request file argv[0]; the process's exit status."""
+    from ..errors import CompileError
+
+    request = json.loads(Path(argv[0]).read_text())
+    out = Path(request["out_dir"])
+    try:
+        build(Path(request["source_file"]).read_text(), options_from_json(request["options"]), out)
+    except CompileError as err:
+        (out / ERROR).write_text(str(err))
+        return 1
+    except MemoryError:
+        (out / ERROR).write_text("the compiler process ran out of memory (MemoryError)")
+        return OUT_OF_MEMORY_STATUS
+    return 0

@@ -10,6 +10,8 @@ import json
 import os
 from pathlib import Path
 
+from .json_file import read_json_object
+
 ISA_VECTOR_BITS = {"avx512": 512, "avx2": 256, "sse": 128}
 ISA_VECTOR_REGISTERS = {"avx512": 32, "avx2": 16, "sse": 16}
 # How vector.transpose lowers for the B^T pack: AVX-512 has a dedicated 16x16 shuffle sequence
@@ -180,12 +182,7 @@ def detect_host(cpuinfo_path="/proc/cpuinfo", cache_dir="/sys/devices/system/cpu
 
 
 def from_json_file(path: str) -> CpuTarget:
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"cannot read target file {path}: {err}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"target file {path}: expected a JSON object of CpuTarget fields, got {type(data).__name__}")
+    data = read_json_object(path, "target")
     base = dataclasses.asdict(PRESETS["x86-avx512" if data.get("isa", "avx512") == "avx512" else "x86-avx2"])
     unknown = set(data) - set(base)
     if unknown:

@@ -9,7 +9,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
+
+from .json_file import read_json_object
+
+
+GPU_TEXT_FIELDS = {"name": r"[^\x00-\x1f]{1,128}", "chip": r"sm_\d{2,3}a?", "ptx_features": r"(\+ptx\d{2,3})?"}
+# What NVIDIA parts have (with room to grow); the code generator relies on warps of 32 threads.
+GPU_PHYSICAL_RANGES = {
+    "sms": (1, 1024), "sub_partitions": (1, 8), "warp_size": (32, 32), "max_threads_per_block": (32, 4096),
+    "max_threads_per_sm": (32, 8192), "registers_per_sm": (1024, 1 << 20), "max_registers_per_thread": (16, 1024),
+    "shared_bytes_per_block": (1 << 10, 16 << 20), "shared_bytes_per_sm": (1 << 10, 16 << 20),
+    "transaction_bytes": (4, 1024), "shared_banks": (1, 128), "dram_gbs": (1.0, 1e6), "fp32_gflops": (1.0, 1e7),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,12 +47,18 @@ class GpuTarget:
     kind = "gpu"
 
     def __post_init__(self):
-        if not self.chip.startswith("sm_"):
-            raise ValueError(f"chip must look like sm_XX, got {self.chip!r}")
-        for f in dataclasses.fields(self):
-            v = getattr(self, f.name)
-            if isinstance(v, (int, float)) and v <= 0:
-                raise ValueError(f"GPU target field {f.name} must be positive, got {v}")
+        for field, pattern in GPU_TEXT_FIELDS.items():
+            value = getattr(self, field)
+            if not isinstance(value, str) or not re.fullmatch(pattern, value):
+                raise ValueError(f"GPU target field {field} must match {pattern!r}, got {value!r}")
+        for field, (lo, hi) in GPU_PHYSICAL_RANGES.items():
+            value = getattr(self, field)
+            kinds = (int, float) if isinstance(lo, float) else (int,)
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                raise ValueError(f"GPU target field {field} must be a number, got {value!r}" if len(kinds) > 1 else
+                                 f"GPU target field {field} must be an integer, got {value!r}")
+            if not lo <= value <= hi:
+                raise ValueError(f"GPU target field {field} = {value} is outside the physical range [{lo}, {hi}]")
 
     @property
     def compute_capability(self) -> int:
@@ -79,11 +98,9 @@ def parse_gpu_target(spec: str) -> GpuTarget:
     if body in _BY_CHIP:
         return GPU_PRESETS[_BY_CHIP[body]]
     if body.endswith(".json") or os.path.exists(body):
-        try:
-            data = json.loads(Path(body).read_text())
-        except (OSError, json.JSONDecodeError) as err:
-            raise ValueError(f"cannot read GPU target file {body}: {err}") from None
-        base = dataclasses.asdict(GPU_PRESETS[_BY_CHIP.get(data.get("chip", "sm_90"), "h100")])
+        data = read_json_object(body, "GPU target")
+        chip = data.get("chip", "sm_90")
+        base = dataclasses.asdict(GPU_PRESETS[_BY_CHIP.get(chip if isinstance(chip, str) else "", "h100")])
         unknown = set(data) - set(base)
         if unknown:
             raise ValueError(f"GPU target file {body}: unknown fields {sorted(unknown)}")

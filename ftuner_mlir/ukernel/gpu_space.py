@@ -111,7 +111,12 @@ class GpuUKernelSet(OfFamily):
 
 
 def select_gpu(t: GpuTarget, family: str, dtype: str = "f32") -> GpuUKernelSet:
-    feasible = [tile for tile, why in candidates(t) if why is None]
+    options = candidates(t)
+    feasible = [tile for tile, why in options if why is None]
+    if not feasible:
+        reasons = sorted({why for _, why in options}, key=lambda why: (len(why), why))[:3]
+        raise ValueError(f"no GPU uKernel tile fits target {t.name!r} (of {len(options)} candidates, e.g.: "
+                         f"{'; '.join(reasons)})")
     body = max(feasible, key=lambda tile: _score(tile, t))
     # the edge tile: the smallest feasible block, so an edge pads less than one small tile
     edge = min(feasible, key=lambda tile: (tile.bm * tile.bn, -tile.intensity()))

@@ -35,9 +35,14 @@ def request(source: str, target, *, opt_level: int = 3, isolate: bool = True, ca
             timeout_s=None, memory_mb=None, profile: bool = False, **_cpu_only) -> Request:
     """CPU-only options (threads, tile, tuning) do not apply here."""
     from ...errors import InvalidOptions
+    from ...ukernel.gpu_space import select_gpu
 
     if profile:
         raise InvalidOptions("profile=True is for CPU targets; GPU modules have no clocks yet")
+    try:
+        select_gpu(target, "matmul")          # a target no tile fits is refused here, not in the child
+    except ValueError as err:
+        raise InvalidOptions(str(err)) from None
     options = GpuOptions(target, opt_level)
     return Request(source, options, module_cache.key(source, options.to_json(), "gpu"), isolate, cache,
                    timeout_s, memory_mb)

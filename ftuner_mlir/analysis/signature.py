@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 from mlir import ir
+from mlir.dialects.linalg import get_indexing_maps
 
 from ..ir.codecs import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
@@ -28,7 +29,7 @@ DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64
 _ELEMENTWISE = {"linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.max", "linalg.min",
                 "linalg.exp", "linalg.log", "linalg.abs", "linalg.negf", "linalg.copy", "linalg.sqrt",
                 "linalg.tanh", "linalg.floor", "linalg.ceil", "linalg.reciprocal", "linalg.square",
-                "linalg.rsqrt", "linalg.powf", "linalg.erf", "linalg.elementwise"}
+                "linalg.rsqrt", "linalg.powf", "linalg.erf", "linalg.elementwise", "linalg.softmax"}
 
 
 class _Symbols:
@@ -126,7 +127,14 @@ def _operand_terms(op) -> list[list[tuple[dict[int, int], int] | None]] | None:
     conv = classify_conv(op)
     if conv is not None:
         return [[(terms, 0) for terms in dims] for dims in conv[0].operand_terms(conv[1], conv[2])]
+    maps = get_indexing_maps(op.operation)          # any other structured op: reduce, broadcast, map, pooling
+    if maps is not None:
+        return [[_affine_terms(r) for r in m.value.results] for m in maps]
     return None
+
+
+def _has_tensor_operand(op) -> bool:
+    return any(isinstance(v.type, ir.RankedTensorType) for v in op.operands)
 
 
 def _plain_loop(terms) -> int | None:
@@ -264,6 +272,8 @@ class _Analysis:
             self.allocations.append((self.dims[op.results[0]], max(1, _element_bits(element) // 8)))
         elif name in ("tensor.extract_slice", "tensor.insert_slice"):
             self.visit_slice(op, name, where)
+        elif name in ("tensor.extract", "tensor.insert"):
+            self.visit_element(op, name, where)
         elif name == "tensor.cast":
             for a, b in zip(self.tensor_dims(op.operands[0]), self.tensor_dims(op.results[0])):
                 self.sym.union(a, b, "tensor.cast", where)
@@ -310,6 +320,25 @@ class _Analysis:
             for a, b in zip(self.tensor_dims(op.operands[0]), slice_dims):
                 self.sym.union(a, b, op_name, where)
             self.dims[op.results[0]] = big_dims
+
+    def visit_element(self, op, op_name: str, where: str) -> None:
+        """tensor.extract / tensor.insert of one element: each index must lie inside its dim, recorded as a
+        bound of size 1 checked at call time; an index the rules cannot evaluate is refused."""
+        tensor = op.operands[0] if op_name == "tensor.extract" else op.operands[1]
+        indices = list(op.operands)[1:] if op_name == "tensor.extract" else list(op.operands)[2:]
+        dims = self.tensor_dims(tensor)
+        for d, index in zip(dims, indices):
+            if index in self.consts:
+                offset = ("const", self.consts[index])
+            elif index in self.index:
+                offset = ("class", self.index[index])
+            else:
+                raise PassFailure(where, f"cannot check that {op_name} stays inside its tensor: its index is "
+                                         f"neither a constant nor computed from the arguments' dims")
+            self.bounds.append({"tensor": d, "offset": offset, "size": ("const", 1), "stride": 1,
+                                "why": f"{op_name} at {where}"})
+        if op_name == "tensor.insert":
+            self.dims[op.results[0]] = dims
 
     def visit_affine_apply(self, op, where: str) -> None:
         """An affine map of sizes (torch-mlir: `s0 * 2` for a collapsed batch): evaluated term by term."""
@@ -402,6 +431,9 @@ class _Analysis:
         terms = _operand_terms(op)
         maps = _operand_maps(op, terms)
         inits = list(op.operands)[len(op.operands) - len(op.results):] if op.results else []
+        if (maps is None or len(maps) != len(op.operands)) and _has_tensor_operand(op):
+            raise PassFailure(where, f"cannot check the shapes of '{op.operation.name}': its operands' dims have "
+                                     f"no indexing maps the shape rules know; express it as a linalg.generic")
         if maps is not None and len(maps) == len(op.operands):
             loops: dict[int, int] = {}
             for operand, dims_map in zip(op.operands, maps):

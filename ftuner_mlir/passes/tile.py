@@ -35,20 +35,29 @@ def _dynamic_memref(t: ir.Type) -> ir.Type:
     return ir.MemRefType.get([ir.ShapedType.get_dynamic_size()] * t.rank, t.element_type, layout)
 
 
-def _add_functions(module_op, texts: dict[str, str], module_attrs: str = "") -> None:
-    """Add the symbols of `texts` the module lacks. All are parsed together (they refer to each other),
-    inside a module with `module_attrs` (e.g. gpu.container_module, which gpu.launch_func requires)."""
+def _symbols(module_op) -> set[str]:
     body = module_op.regions[0].blocks[0]
-    present = {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
-    if present >= texts.keys():
+    return {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
+
+
+def _add_functions(module_op, present: set[str], name: str, emit, module_attrs: str = "") -> None:
+    """Unless the module has the symbol `name` (`present`: its symbols, kept up to date here), add the
+    symbols of `emit()` (name -> text) it lacks. All are parsed together (they refer to each other),
+    inside a module with `module_attrs` (e.g. gpu.container_module, which gpu.launch_func requires).
+    Emitting and the symbol set cost the same for the thousandth op as for the first."""
+    if name in present:
         return
+    texts = emit()
+    body = module_op.regions[0].blocks[0]
     text = "\n".join(texts.values())
     if module_attrs:
         text = f"module attributes {{{module_attrs}}} {{\n{text}\n}}"
     parsed = ir.Module.parse(text, module_op.context)
     for fn in list(parsed.body.operations):
-        if fn.attributes["sym_name"].value not in present:
+        symbol = fn.attributes["sym_name"].value
+        if symbol not in present:
             body.append(fn.operation.detach_from_parent())
+            present.add(symbol)
 
 
 def _checked_set(op, attr: str, parse, on_buffers: bool):
@@ -88,12 +97,13 @@ class Tile(ModulePass):
     summary = "Rewrite annotated ops into runtime shape dispatch over static uKernel tiles (body + remainders)"
 
     def apply(self, module_op) -> None:
+        present = _symbols(module_op)
         for op in [o for o in walk(module_op) if ATTR in o.attributes or GPU_ATTR in o.attributes]:
             for gemm in self._conv_to_gemm(op) if classify_conv(op) is not None else [op]:
                 if GPU_ATTR in gemm.attributes:
-                    self._rewrite_gpu(module_op, gemm)
+                    self._rewrite_gpu(module_op, present, gemm)
                 else:
-                    self._rewrite(module_op, gemm)
+                    self._rewrite(module_op, present, gemm)
 
     def _conv_to_gemm(self, op):
         """A conv2d becomes im2col + GEMMs with the conv's uKernel tiles (codegen/conv2d.py); the matmuls
@@ -114,11 +124,12 @@ class Tile(ModulePass):
         op.operation.erase()
         return gemms
 
-    def _rewrite_gpu(self, module_op, op) -> None:
+    def _rewrite_gpu(self, module_op, present: set[str], op) -> None:
         """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""
         uks = _checked_set(op, GPU_ATTR, gpu_set_from_attr, on_buffers=True)
-        _add_functions(module_op, {gpu_matmul.module_name(uks): gpu_matmul.emit_gpu_module(uks),
-                                   gpu_matmul.dispatch_name(uks): gpu_matmul.emit_dispatch(uks)},
+        _add_functions(module_op, present, gpu_matmul.dispatch_name(uks),
+                       lambda: {gpu_matmul.module_name(uks): gpu_matmul.emit_gpu_module(uks),
+                                gpu_matmul.dispatch_name(uks): gpu_matmul.emit_dispatch(uks)},
                        module_attrs="gpu.container_module")
         module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
         with ir.InsertionPoint(op), op.location:
@@ -126,7 +137,7 @@ class Tile(ModulePass):
             func.CallOp([], ir.FlatSymbolRefAttr.get(gpu_matmul.dispatch_name(uks)), operands)
         op.operation.erase()
 
-    def _rewrite(self, module_op, op) -> None:
+    def _rewrite(self, module_op, present: set[str], op) -> None:
         """A matmul on tensors becomes a call to its dispatch function (on tensors). When its init is a
         zero fill, the dispatch that overwrites C is called on the fill's destination instead (the fill's
         pass over C disappears when nothing else uses it). A constant B is packed into micro-panels here,
@@ -139,12 +150,12 @@ class Tile(ModulePass):
         packed = weight_panels.packed_weight(op, uks)
         if packed is not None:
             b, uks = packed
-        _add_functions(module_op, emit_all(uks, zero_init, prepacked=packed is not None))
+        callee = dispatch_name(uks, zero_init, prepacked=packed is not None)
+        _add_functions(module_op, present, callee, lambda: emit_all(uks, zero_init, prepacked=packed is not None))
         with ir.InsertionPoint(op), op.location:
             operands = [cast(v, _dynamic(v.type, keep_last=v is b and packed is not None))
                         for v in (a, b, storage if zero_init else init)]
             result_type = op.results[0].type
-            callee = dispatch_name(uks, zero_init, prepacked=packed is not None)
             call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(callee), operands)
             result = cast(call.results[0], result_type)
         op.results[0].replace_all_uses_with(result)

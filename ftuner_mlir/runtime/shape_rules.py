@@ -106,14 +106,18 @@ def _value(operand, values: dict, static_of: dict) -> int:
 
 
 def check_bounds(rules: dict, values: dict[int, int]) -> None:
-    """Every slice dim must lie inside its tensor: offset + (size - 1) * stride < dim (when size > 0)."""
+    """Every slice dim must lie inside its tensor: 0 <= offset and offset + (size - 1) * stride < dim
+    (when size > 0)."""
     static_of = rules["class_static"]
     for b in rules.get("bounds", []):
         size = _value(b["size"], values, static_of)
         if size <= 0:
             continue
-        end = _value(b["offset"], values, static_of) + (size - 1) * b["stride"] + 1
+        offset = _value(b["offset"], values, static_of)
+        end = offset + (size - 1) * b["stride"] + 1
         dim = values.get(b["tensor"], static_of.get(b["tensor"]))
+        if offset < 0:
+            raise ValueError(f"@{rules['name']}: these shapes make the {b['why']} start at index {offset}")
         if dim is None or end > dim:
             raise ValueError(f"@{rules['name']}: these shapes make the {b['why']} read or write "
                              f"{end} elements along a dim of {dim}")

@@ -40,3 +40,39 @@ def test_strided_slice_reshape_and_transposes(split, rng, t):
     r = qkv[:, :, 24:48].reshape(4, t, 3, 8)
     np.testing.assert_array_equal(heads, r.transpose(0, 2, 1, 3))
     np.testing.assert_array_equal(keys, r.transpose(0, 2, 3, 1))
+
+
+# torch-mlir's dynamic broadcast of dim 1 (a gather with select(X == 1, 0, j)), followed by an add so the
+# result is a fresh tensor: a copy when X is the result's size (skipped), a broadcast when X is 1.
+BROADCAST = """
+func.func @expand_add(%src: tensor<4x?x8xf32>, %other: tensor<4x?x8xf32>) -> tensor<4x?x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x = tensor.dim %src, %c1 : tensor<4x?x8xf32>
+  %n = tensor.dim %other, %c1 : tensor<4x?x8xf32>
+  %e = tensor.empty(%n) : tensor<4x?x8xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]} outs(%e : tensor<4x?x8xf32>) {
+  ^bb0(%out: f32):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %one = arith.cmpi eq, %x, %c1 : index
+    %j = arith.select %one, %c0, %i1 : index
+    %v = tensor.extract %src[%i0, %j, %i2] : tensor<4x?x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x?x8xf32>
+  %e2 = tensor.empty(%n) : tensor<4x?x8xf32>
+  %r = linalg.add ins(%b, %other : tensor<4x?x8xf32>, tensor<4x?x8xf32>) outs(%e2 : tensor<4x?x8xf32>) -> tensor<4x?x8xf32>
+  return %r : tensor<4x?x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("x, n", [(5, 5), (1, 5), (1, 1), (2000, 2000), (1, 2000), (13, 13)])
+def test_dynamic_broadcast_copy_or_broadcast(rng, x, n):
+    exe = ftuner_mlir.compile(BROADCAST)
+    src, other = random(rng, (4, x, 8)), random(rng, (4, n, 8))
+    out = poisoned((4, n, 8))
+    exe(src, other, out=out)
+    np.testing.assert_array_equal(out, np.broadcast_to(src, (4, n, 8)) + other)

@@ -61,3 +61,48 @@ def test_row_sum_both_branches(exe, rng, batch, rows):
     exe["row_sum"](x, poisoned((batch, rows, 1)), out=out)
     want = x.astype(np.float64).sum(axis=2, keepdims=True)
     np.testing.assert_allclose(out, want, rtol=0, atol=1e-4 * np.abs(x).astype(np.float64).sum(axis=2).max())
+
+
+# x widened to f64, read by a sum and by its square (torch-mlir's layer-norm variance): the cast is recomputed
+# in each reduction (lowering/cheap_producers.py); sum(x) + sum(x * x) per row, against float64 numpy.
+WIDENED_SUMS = """
+func.func @ln(%x: tensor<4x?x8xf32>) -> tensor<4x?x1xf64> {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %x, %c1 : tensor<4x?x8xf32>
+  %e = tensor.empty(%t) : tensor<4x?x8xf64>
+  %w = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<4x?x8xf32>) outs(%e : tensor<4x?x8xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %v = arith.extf %in : f32 to f64
+    linalg.yield %v : f64
+  } -> tensor<4x?x8xf64>
+  %z = arith.constant 0.0 : f64
+  %e1 = tensor.empty(%t) : tensor<4x?x1xf64>
+  %f = linalg.fill ins(%z : f64) outs(%e1 : tensor<4x?x1xf64>) -> tensor<4x?x1xf64>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%w : tensor<4x?x8xf64>) outs(%f : tensor<4x?x1xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %v = arith.addf %in, %out : f64
+    linalg.yield %v : f64
+  } -> tensor<4x?x1xf64>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%w, %w : tensor<4x?x8xf64>, tensor<4x?x8xf64>) outs(%e : tensor<4x?x8xf64>) {
+  ^bb0(%a: f64, %b: f64, %out: f64):
+    %v = arith.mulf %a, %b : f64
+    linalg.yield %v : f64
+  } -> tensor<4x?x8xf64>
+  %s2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, 0)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%sq : tensor<4x?x8xf64>) outs(%s : tensor<4x?x1xf64>) {
+  ^bb0(%in: f64, %out: f64):
+    %v = arith.addf %in, %out : f64
+    linalg.yield %v : f64
+  } -> tensor<4x?x1xf64>
+  return %s2 : tensor<4x?x1xf64>
+}
+"""
+
+
+@pytest.mark.parametrize("t", [1, 7, 131, 1500])
+def test_cast_read_by_two_reductions(rng, t):
+    exe = ftuner_mlir.compile(WIDENED_SUMS)
+    x = random(rng, (4, t, 8))
+    out = np.full((4, t, 1), np.nan)
+    exe(x, out=out)
+    wide = x.astype(np.float64)
+    np.testing.assert_allclose(out[..., 0], wide.sum(-1) + (wide * wide).sum(-1), rtol=1e-12)

@@ -1,0 +1,54 @@
+"""Cheap elementwise producers read by several consumers are recomputed in each of them.
+
+Upstream's elementwise fusion (linalg-fuse-elementwise-ops) fuses a producer into its consumer only when
+the producer has one use, so a cast or a subtraction read by two generics is written to memory in full
+and read back twice. torch-mlir's layer norm is that shape: x is widened to f64 (`extf`), read by the
+mean's sum and by `x - mean`; `x - mean` is read twice by its square. At batch 16 and T = 128 each such
+intermediate is a 9 MiB f64 tensor. Here each extra use of a producer whose body is a few arithmetic
+ops gets a clone of its own, placed just before its consumer; the fusion that follows then folds every
+clone into its consumer, and the intermediates are never stored.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ..ir.walk import walk
+
+# ops cheap enough to repeat per consumer (no transcendental math: an exp twice is not cheaper than a load)
+_CHEAP = {"arith.extf", "arith.truncf", "arith.addf", "arith.subf", "arith.mulf", "arith.negf", "arith.sitofp",
+          "arith.uitofp", "arith.maximumf", "arith.minimumf", "arith.select", "arith.cmpf", "arith.constant",
+          "linalg.yield"}
+_MAX_BODY_OPS = 6
+
+
+def _cheap(op) -> bool:
+    if op.operation.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    if any(str(t) != "#linalg.iterator_type<parallel>" for t in op.attributes["iterator_types"]):
+        return False
+    body = list(op.regions[0].blocks[0].operations)
+    return len(body) <= _MAX_BODY_OPS and all(inner.operation.name in _CHEAP for inner in body)
+
+
+def _input_uses(value) -> list | None:
+    """(consumer, operand number) of every use, when each is an input of a linalg.generic with one
+    result; else None. (A multi-result reduction, softmax's max-and-argmax, runs as a scalar loop:
+    work folded into it costs more than the load it saves: 0.9 -> 5.5 ms in a BERT layer.)"""
+    uses = []
+    for use in value.uses:
+        consumer = use.owner
+        if consumer.name != "linalg.generic" or len(consumer.results) != 1 \
+                or use.operand_number >= len(consumer.operands) - len(consumer.results):
+            return None
+        uses.append((consumer, use.operand_number))
+    return uses
+
+
+def recompute_cheap_producers(module_op) -> None:
+    for op in [op for op in walk(module_op) if _cheap(op)]:
+        uses = _input_uses(op.results[0])
+        if uses is None or len(uses) < 2:
+            continue
+        for consumer, number in uses[1:]:
+            clone = op.operation.clone(ip=ir.InsertionPoint(consumer))
+            consumer.operands[number] = clone.results[0]

@@ -33,10 +33,40 @@ func.func @ln(%x: tensor<4x?x8xf32>) -> tensor<4x?x1xf64> {
   return %s2 : tensor<4x?x1xf64>
 }
 
+// A producer reading an i1 mask is left materialized: the mask read would keep each consumer's loop scalar.
+func.func @masked(%m: tensor<?xi1>, %x: tensor<?xf32>) -> (tensor<?xf32>, tensor<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?xf32>
+  %e = tensor.empty(%n) : tensor<?xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%m, %x : tensor<?xi1>, tensor<?xf32>) outs(%e : tensor<?xf32>) {
+  ^bb0(%b: i1, %v: f32, %out: f32):
+    %r = arith.select %b, %ninf, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  %e1 = tensor.empty(%n) : tensor<?xf32>
+  %a = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<?xf32>) outs(%e1 : tensor<?xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.addf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  %e2 = tensor.empty(%n) : tensor<?xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<?xf32>) outs(%e2 : tensor<?xf32>) {
+  ^bb0(%v: f32, %out: f32):
+    %r = arith.mulf %v, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?xf32>
+  return %a, %p : tensor<?xf32>, tensor<?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:recompute_cheap_producers
 // CHECK:         %[[X:.+]] = bufferization.to_tensor %arg0
 // CHECK-COUNT-3: linalg.generic {{.*}} ins(%[[X]] : tensor<4x?x8xf32>) outs(%{{.*}} : tensor<4x?x8xf64>)
 // CHECK-NOT:     ins(%[[X]] : tensor<4x?x8xf32>) outs(%{{.*}} : tensor<4x?x8xf64>)
+// CHECK-LABEL:   func.func @masked(
+// CHECK-COUNT-1: arith.select
+// CHECK-NOT:     arith.select
+// CHECK:         return
 // CHECK-LABEL: IR Dump After LinalgElementwiseOpFusionPass
 // CHECK:         %[[X:.+]] = bufferization.to_tensor %arg0
 // CHECK-NOT:     tensor<4x?x8xf64>

@@ -1,15 +1,25 @@
 """What every ftuner pass shares: its options, their parsing and help, its target.
 
 A pass is a frozen dataclass. Its `name` is the `ftuner-opt` flag and the pipeline element; its fields
-are the options, written `name{opt-a=1 opt-b=x}` (dashes for underscores) like upstream passes. The
-`target` field is set by the driver from `--target`, not from the option string.
+are the options, written `name{opt-a=1 opt-b=x}` (dashes for underscores) like upstream passes. An
+option's type is its field's annotation (bool, int or str), its range or choices are declared with it
+(`option(0, doc, minimum=0)`), and every value is checked when the pass is built, from an option
+string or from Python. The `target` field is set by the driver from `--target`, not from the option
+string.
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
+import typing
 from typing import ClassVar
 
 from ..hardware.cpu import CpuTarget
+
+
+MAX_THREADS = 4096            # options' physical bounds, as the targets' (hardware/cpu.py)
+MAX_FORCED_ROWS = 64
+MAX_FORCED_COLUMNS = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,6 +27,11 @@ class ModulePass:
     name: ClassVar[str]
     summary: ClassVar[str]
     target: CpuTarget | None = dataclasses.field(default=None, compare=False, repr=False)   # or a GpuTarget
+
+    def __post_init__(self):
+        hints = _option_types(type(self))
+        for f in self.option_fields():
+            _check(getattr(self, f.name), f, hints[f.name], self.name)
 
     def steps(self) -> list:
         """What the pass does, as Python callbacks `fn(module_op)` and upstream pipeline strings. The
@@ -43,7 +58,7 @@ class ModulePass:
             if key not in fields or not eq:
                 known = ", ".join(sorted(fields)) or "none"
                 raise ValueError(f"pass {cls.name}: bad option {item!r} (options: {known})")
-            values[fields[key].name] = _convert(raw, fields[key], cls.name)
+            values[fields[key].name] = _convert(raw, fields[key], _option_types(cls)[fields[key].name], cls.name)
         return cls(target=target, **values)
 
     def pipeline_text(self) -> str:
@@ -54,8 +69,9 @@ class ModulePass:
     def help(cls) -> str:
         lines = [f"  --{cls.name:<28} {cls.summary}"]
         for f in cls.option_fields():
-            doc = f.metadata.get("doc", "")
-            lines.append(f"      {f.name.replace('_', '-')}={f.default!s:<16} {doc}")
+            doc, limits = f.metadata.get("doc", ""), _limits(f)
+            setting = f"{f.name.replace('_', '-')}={f.default}"
+            lines.append(f"      {setting:<24} {doc}{f' ({limits})' if limits else ''}")
         return "\n".join(lines)
 
     def resolved_target(self) -> CpuTarget:
@@ -67,12 +83,48 @@ class ModulePass:
         return self.target
 
 
-def option(default, doc: str):
-    return dataclasses.field(default=default, metadata={"doc": doc})
+def option(default, doc: str, *, choices: tuple | None = None, minimum: int | None = None,
+           maximum: int | None = None):
+    return dataclasses.field(default=default, metadata={"doc": doc, "choices": choices, "minimum": minimum,
+                                                        "maximum": maximum})
 
 
-def _convert(raw: str, field: dataclasses.Field, pass_name: str):
-    kind = type(field.default)
+@functools.cache
+def _option_types(cls) -> dict[str, type]:
+    """The options' declared types (the annotations, resolved); each must be bool, int or str."""
+    hints = typing.get_type_hints(cls)
+    types = {}
+    for f in cls.option_fields():
+        kind = hints[f.name]
+        if kind not in (bool, int, str):
+            raise TypeError(f"pass {cls.name}: option {f.name} is declared {kind!r}; options are bool, int or str")
+        types[f.name] = kind
+    return types
+
+
+def _limits(field: dataclasses.Field) -> str:
+    meta = field.metadata
+    if meta.get("choices"):
+        return "one of " + ", ".join(map(str, meta["choices"]))
+    lo, hi = meta.get("minimum"), meta.get("maximum")
+    if lo is not None and hi is not None:
+        return f"{lo}..{hi}"
+    return f">= {lo}" if lo is not None else (f"<= {hi}" if hi is not None else "")
+
+
+def _check(value, field: dataclasses.Field, kind: type, pass_name: str) -> None:
+    flag = field.name.replace("_", "-")
+    if type(value) is not kind:                    # bool is an int subclass: compare exactly
+        raise ValueError(f"pass {pass_name}: option {flag} expects {kind.__name__}, got {value!r}")
+    meta = field.metadata
+    out_of_range = (meta.get("choices") and value not in meta["choices"]) or \
+        (meta.get("minimum") is not None and value < meta["minimum"]) or \
+        (meta.get("maximum") is not None and value > meta["maximum"])
+    if out_of_range:
+        raise ValueError(f"pass {pass_name}: option {flag} must be {_limits(field)}, got {value!r}")
+
+
+def _convert(raw: str, field: dataclasses.Field, kind: type, pass_name: str):
     try:
         if kind is bool:
             if raw.lower() not in ("1", "0", "true", "false"):

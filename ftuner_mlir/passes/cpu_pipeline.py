@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .base import ModulePass, option
+from .base import MAX_FORCED_COLUMNS, MAX_FORCED_ROWS, MAX_THREADS, ModulePass, option
 from .lower_cpu import LowerCpu
 from .select_ukernels import SelectUKernels
 from .tile import Tile
@@ -14,9 +14,9 @@ from .tile import Tile
 class CpuPipeline(ModulePass):
     name = "ftuner-cpu-pipeline"
     summary = "ftuner-select-ukernels, ftuner-tile, ftuner-lower-cpu: dynamic-shape linalg to the LLVM dialect"
-    num_threads: int = option(0, "as ftuner-lower-cpu")
-    mr: int = option(0, "as ftuner-select-ukernels")
-    nr: int = option(0, "as ftuner-select-ukernels")
+    num_threads: int = option(0, "as ftuner-lower-cpu", minimum=0, maximum=MAX_THREADS)
+    mr: int = option(0, "as ftuner-select-ukernels", minimum=0, maximum=MAX_FORCED_ROWS)
+    nr: int = option(0, "as ftuner-select-ukernels", minimum=0, maximum=MAX_FORCED_COLUMNS)
     tuning: bool = option(True, "as ftuner-select-ukernels")
     profile: bool = option(False, "as ftuner-lower-cpu")
 

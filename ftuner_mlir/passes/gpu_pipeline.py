@@ -6,7 +6,7 @@ import dataclasses
 
 from .base import ModulePass, option
 from .bufferize import Bufferize
-from .lower_gpu import LowerGpu
+from .lower_gpu import FORMATS, LowerGpu
 from .select_ukernels import SelectUKernels
 from .tile import Tile
 
@@ -16,7 +16,7 @@ class GpuPipeline(ModulePass):
     name = "ftuner-gpu-pipeline"
     summary = ("ftuner-select-ukernels, ftuner-bufferize, ftuner-tile, ftuner-lower-gpu: dynamic-shape linalg to "
                "host code plus PTX (needs --target=cuda:...)")
-    format: str = option("isa", "as ftuner-lower-gpu")
+    format: str = option("isa", "as ftuner-lower-gpu", choices=FORMATS)
 
     def stages(self) -> list[ModulePass]:
         return [SelectUKernels(target=self.target), Bufferize(target=self.target), Tile(target=self.target),

@@ -6,7 +6,7 @@ import dataclasses
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
 from ..lowering import (abi, asserts, broadcasts, cheap_producers, cpu, dispatch_calls, expand_shapes, llvm_target, math_approx,
                         narrow_types, outline, pads, profile, safe_indexing, strided_copies, transposes)
-from .base import ModulePass, option
+from .base import MAX_THREADS, ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
 
@@ -14,7 +14,8 @@ from .vectorize_ukernels import VectorizeUKernels
 class LowerCpu(ModulePass):
     name = "ftuner-lower-cpu"
     summary = "Destination-passing ABI, vectorize uKernels, bufferize, parallelize over the cores (OpenMP), lower to the LLVM dialect"
-    num_threads: int = option(0, "threads for the parallel loops (0 = the target's cores; 1 = sequential)")
+    num_threads: int = option(0, "threads for the parallel loops (0 = the target's cores; 1 = sequential)",
+                              minimum=0, maximum=MAX_THREADS)
     profile: bool = option(False, "time each top-level op of the public functions by kind (compile(profile=True))")
 
     def threads(self) -> int:

@@ -15,15 +15,14 @@ FORMATS = ("isa", "bin", "fatbin")
 class LowerGpu(ModulePass):
     name = "ftuner-lower-gpu"
     summary = "Map leftover ops to GPU kernels, lower to NVVM; PTX (isa) or a cubin embedded in gpu.binary"
-    format: str = option("isa", "gpu.binary payload: isa (PTX text), bin (cubin, needs ptxas), fatbin")
-    opt_level: int = option(3, "LLVM optimization level for the device code")
+    format: str = option("isa", "gpu.binary payload: isa (PTX text), bin (cubin, needs ptxas), fatbin",
+                         choices=FORMATS)
+    opt_level: int = option(3, "LLVM optimization level for the device code", minimum=0, maximum=3)
 
     def steps(self) -> list:
         target = self.resolved_target()
         if target.kind != "gpu":
             raise ValueError(f"{self.name} needs a GPU target (--target=cuda:...)")
-        if self.format not in FORMATS:
-            raise ValueError(f"{self.name}: format must be one of {FORMATS}, got {self.format!r}")
         return [self._reject_host_buffers, ",".join(gpu.MAP_REMAINING_OPS + gpu.nvvm_pipeline(
             target, self.format, self.opt_level))]
 

@@ -12,7 +12,7 @@ from ..ir.walk import defining_op, walk
 from ..tuning.db import chosen_tile
 from ..ukernel.gpu_space import select_gpu
 from ..ukernel.space import RegisterTile, UKernelSet, select
-from .base import ModulePass, option
+from .base import MAX_FORCED_COLUMNS, MAX_FORCED_ROWS, ModulePass, option
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,8 +21,9 @@ class SelectUKernels(ModulePass):
     summary = ("Attach the uKernel set (attribute ftuner.ukernels) to each matmul-family op and each conv2d (the set "
                "of the GEMM it is tiled as): the measured best register tile from the tuning database when there "
                "is one, else the analytic best")
-    mr: int = option(0, "force the body tile's rows (with nr; 0 = measured or analytic choice)")
-    nr: int = option(0, "force the body tile's columns (with mr)")
+    mr: int = option(0, "force the body tile's rows (with nr; 0 = measured or analytic choice)", minimum=0,
+                     maximum=MAX_FORCED_ROWS)
+    nr: int = option(0, "force the body tile's columns (with mr)", minimum=0, maximum=MAX_FORCED_COLUMNS)
     tuning: bool = option(True, "use the tuning database (also off with FTUNER_NO_TUNING=1)")
 
     def tile_for(self, target, dtype: str) -> RegisterTile | None:

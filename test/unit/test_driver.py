@@ -62,10 +62,10 @@ def test_a_bug_in_a_python_step_is_a_located_internal_error():
     class Broken(ModulePass):
         name = "broken"
         summary = "fails"
-        error: type = KeyError
+        error: str = "KeyError"
 
         def apply(self, module_op):
-            raise self.error("missing")
+            raise {"KeyError": KeyError, "ValueError": ValueError}[self.error]("missing")
 
     with ir.Context():
         module = ir.Module.parse("func.func @f() {\n  return\n}")
@@ -75,4 +75,42 @@ def test_a_bug_in_a_python_step_is_a_located_internal_error():
         assert diagnostic.message.startswith("internal error in broken:apply: KeyError: 'missing' (raised at ")
         assert "test_driver.py" in diagnostic.message
         with pytest.raises(ValueError, match="missing"):
-            driver.run_pipeline(module, [Broken(error=ValueError)])
+            driver.run_pipeline(module, [Broken(error="ValueError")])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("ftuner-lower-cpu{num-threads=-3}", "option num-threads must be 0..4096, got -3"),
+    ("ftuner-lower-cpu{num-threads=4097}", "option num-threads must be 0..4096, got 4097"),
+    ("ftuner-lower-cpu{profile=maybe}", "option profile expects bool, got 'maybe'"),
+    ("ftuner-select-ukernels{mr=1024 nr=1024}", "option mr must be 0..64, got 1024"),
+    ("ftuner-select-ukernels{nr=257}", "option nr must be 0..256, got 257"),
+    ("ftuner-lower-gpu{format=foo}", "option format must be one of isa, bin, fatbin, got 'foo'"),
+    ("ftuner-lower-gpu{opt-level=4}", "option opt-level must be 0..3, got 4"),
+    ("ftuner-gpu-pipeline{format=ptx}", "option format must be one of isa, bin, fatbin, got 'ptx'"),
+])
+def test_options_are_checked_against_their_declared_ranges(spec, message):
+    with pytest.raises(ValueError, match=message):
+        instantiate(spec, None)
+
+
+def test_options_take_their_type_from_the_annotation_and_are_checked_from_python():
+    """Not from the default's type: a bool given to an int option, or a str to an int one, is refused
+    when the pass is built in Python too; the edges of a range are accepted."""
+    assert LowerCpu(num_threads=0).num_threads == 0 and LowerCpu(num_threads=4096).num_threads == 4096
+    with pytest.raises(ValueError, match="option num-threads expects int, got True"):
+        LowerCpu(num_threads=True)
+    with pytest.raises(ValueError, match="option num-threads expects int, got '2'"):
+        LowerCpu(num_threads="2")
+    with pytest.raises(ValueError, match="option profile expects bool, got 1"):
+        LowerCpu(profile=1)
+
+
+def test_compile_refuses_options_out_of_range_before_compiling():
+    import ftuner_mlir
+    from ftuner_mlir import models
+    from ftuner_mlir.errors import InvalidOptions
+
+    with pytest.raises(InvalidOptions, match="option mr must be 0..64, got 1024"):
+        ftuner_mlir.compile(models.matmul(), tile=(1024, 1024))
+    with pytest.raises(InvalidOptions, match="option num-threads must be 0..4096, got 5000"):
+        ftuner_mlir.compile(models.matmul(), num_threads=5000)

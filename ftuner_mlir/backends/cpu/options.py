@@ -30,6 +30,10 @@ class BuildOptions:
             raise InvalidOptions(f"profile must be True or False, got {self.profile!r}")
         if (self.mr > 0) != (self.nr > 0) or self.mr < 0 or self.nr < 0:
             raise InvalidOptions(f"tile: mr and nr must be given together, both positive, got ({self.mr}, {self.nr})")
+        try:
+            self.stages()                  # the passes check their options' types and ranges
+        except ValueError as err:
+            raise InvalidOptions(str(err)) from None
 
     def threads(self) -> int:
         return self.num_threads or self.target.cores

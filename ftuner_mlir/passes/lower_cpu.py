@@ -5,7 +5,7 @@ import dataclasses
 
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
 from ..lowering import (abi, asserts, broadcasts, cheap_producers, cpu, dispatch_calls, expand_shapes, llvm_target, math_approx,
-                        narrow_types, outline, pads, profile, safe_indexing, strided_copies, transposes)
+                        narrow_types, outline, pads, profile, reshape_copies, safe_indexing, strided_copies, transposes)
 from .base import MAX_THREADS, ModulePass, option
 from .vectorize_ukernels import VectorizeUKernels
 
@@ -22,7 +22,7 @@ class LowerCpu(ModulePass):
         return self.num_threads or self.resolved_target().cores
 
     def steps(self) -> list:
-        """On tensors: the ABI, dynamic broadcasts skipped when they are copies, data-dependent reads clamped, softmax as its parts, cheap producers recomputed per consumer and elementwise ops fused, f32 exp/erf/tanh as polynomials, pads as copies, parallel copies, transposes as generics, big generics over the cores, vectorized uKernels; bufferize; in profile mode,
+        """On tensors: the ABI, dynamic broadcasts skipped when they are copies, data-dependent reads clamped, softmax as its parts, cheap producers recomputed per consumer and elementwise ops fused, f32 exp/erf/tanh as polynomials, pads as copies, parallel copies, transposes as generics, big generics over the cores, vectorized uKernels; bufferize; reshapes of contiguous buffers read in place; in profile mode,
         clock reads around the public functions' ops; then inlining, OpenMP (dispatch blocks handed out dynamically), strided copies as linalg copies, loops, top-level loop nests outlined, i1 buffers as i8, failed asserts reported, and the LLVM dialect, checked, with the target for
         LLVM on every function."""
         threads = self.threads()
@@ -34,7 +34,8 @@ class LowerCpu(ModulePass):
                 math_approx.approximate_math, pads.decompose_pads, cpu.parallelize_copies,
                 transposes.generalize_transposes, self._parallelize_generics,
                 VectorizeUKernels(target=self.target).apply,
-                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls, self._profile,
+                ",".join(cpu.bufferize_pipeline()), dispatch_calls.keep_dispatch_calls,
+                reshape_copies.read_reshapes_in_place, self._profile,
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after), cpu.balance_dispatch_loops,
                 strided_copies.copies_as_loops, ",".join(cpu.loops_pipeline()),
                 outline.outline_top_level_loops, narrow_types.store_i1_as_i8, asserts.report_failed_asserts,

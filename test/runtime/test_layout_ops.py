@@ -76,3 +76,42 @@ def test_dynamic_broadcast_copy_or_broadcast(rng, x, n):
     out = poisoned((4, n, 8))
     exe(src, other, out=out)
     np.testing.assert_array_equal(out, np.broadcast_to(src, (4, n, 8)) + other)
+
+
+# A batch_matmul result [24, M, N] reshaped to [2, 12, M, N] (attention scores), then exp: the reshape reads the
+# dispatch's buffer in place (lowering/reshape_copies.py).
+BMM_RESHAPE = """
+func.func @bmm_reshape(%a: tensor<24x?x8xf32>, %b: tensor<24x8x?xf32>) -> tensor<2x12x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = tensor.dim %a, %c1 : tensor<24x?x8xf32>
+  %n = tensor.dim %b, %c2 : tensor<24x8x?xf32>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%m, %n) : tensor<24x?x?xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<24x?x?xf32>) -> tensor<24x?x?xf32>
+  %r = linalg.batch_matmul ins(%a, %b : tensor<24x?x8xf32>, tensor<24x8x?xf32>) outs(%f : tensor<24x?x?xf32>) -> tensor<24x?x?xf32>
+  %c2i = arith.constant 2 : i64
+  %c12 = arith.constant 12 : i64
+  %mi = arith.index_cast %m : index to i64
+  %ni = arith.index_cast %n : index to i64
+  %shape = tensor.from_elements %c2i, %c12, %mi, %ni : tensor<4xi64>
+  %s = tensor.reshape %r(%shape) : (tensor<24x?x?xf32>, tensor<4xi64>) -> tensor<2x12x?x?xf32>
+  %e2 = tensor.empty(%m, %n) : tensor<2x12x?x?xf32>
+  %x = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<2x12x?x?xf32>) outs(%e2 : tensor<2x12x?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %y = math.exp %in : f32
+    linalg.yield %y : f32
+  } -> tensor<2x12x?x?xf32>
+  return %x : tensor<2x12x?x?xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (5, 7), (31, 64), (128, 97)])
+def test_reshaped_matmul_result_read_in_place(rng, m, n):
+    exe = ftuner_mlir.compile(BMM_RESHAPE)
+    a, b = random(rng, (24, m, 8)) * 0.3, random(rng, (24, 8, n)) * 0.3
+    out = poisoned((2, 12, m, n))
+    exe(a, b, out=out)
+    want = np.exp(np.matmul(a.astype(np.float64), b.astype(np.float64))).reshape(2, 12, m, n)
+    np.testing.assert_allclose(out, want, rtol=2e-6)

@@ -1,0 +1,99 @@
+"""A reshape of a buffer that is contiguous after all reads it in place, without the copy bufferization put
+before it.
+
+`memref.reshape` needs a source with the identity layout. A dispatch's result is typed with a fully
+dynamic layout (dispatches take strided views), so one-shot bufferization copies it into a fresh buffer
+before a `tensor.reshape` (BERT, GPT-2: the attention scores [B*H, T, T] reshaped to [B, H, T, T], and
+the context back: two copies of up to 12 MiB per layer). Once the dispatch calls are resolved, that
+buffer is visibly an allocation of the identity layout behind a chain of casts. When nothing touches
+it after the copy, the reshape reads it directly and the copy goes.
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import memref
+
+from ..ir.walk import defining_op, walk
+
+_METADATA = {"memref.dim", "memref.cast"}
+
+
+def _cast_root(value: ir.Value) -> ir.Value:
+    while (owner := defining_op(value)) is not None and owner.name == "memref.cast":
+        value = owner.operands[0]
+    return value
+
+
+def _aliases(root: ir.Value) -> list[ir.Value]:
+    """`root` and every value made from it by memref.cast, transitively."""
+    out, todo = [], [root]
+    while todo:
+        value = todo.pop()
+        out.append(value)
+        todo.extend(use.owner.results[0] for use in value.uses if use.owner.name == "memref.cast")
+    return out
+
+
+def _position_in(block_ops: list, op) -> int | None:
+    """The index of the op of `block_ops` that is `op` or holds it in a region; None if neither."""
+    while op is not None:
+        for i, candidate in enumerate(block_ops):
+            if candidate.operation == op:
+                return i
+        op = op.parent
+    return None
+
+
+def _untouched_after(root: ir.Value, copy, block_ops: list) -> bool:
+    here = _position_in(block_ops, copy)
+    for value in _aliases(root):
+        for use in value.uses:
+            owner = use.owner
+            if owner == copy or owner.name in _METADATA:
+                continue
+            where = _position_in(block_ops, owner)
+            if where is None or where > here:
+                return False
+    return True
+
+
+def _identity_layout(t: ir.MemRefType) -> bool:
+    return isinstance(t.layout, ir.AffineMapAttr) and t.layout.value == ir.AffineMap.get_identity(t.rank)
+
+
+def _rewrite(copy) -> bool:
+    source, target = copy.operands
+    alloc = defining_op(target)
+    root = _cast_root(source)
+    root_op = defining_op(root)
+    if alloc is None or alloc.name != "memref.alloc" or root_op is None or root_op.name != "memref.alloc":
+        return False
+    users = [use.owner for use in target.uses]
+    reshapes = [u for u in users if u.name == "memref.reshape" and u.operands[0] == target]
+    if not reshapes or any(u != copy and u not in reshapes and u.name != "memref.dim" for u in users):
+        return False
+    root_type = ir.MemRefType(root.type)
+    if not _identity_layout(root_type) or root_type.rank != ir.MemRefType(target.type).rank:
+        return False
+    if not _untouched_after(root, copy, list(_block_of(copy).operations)):
+        return False
+    with ir.InsertionPoint(copy), copy.location:
+        view = memref.CastOp(target.type, root).result
+    for reshape in reshapes:
+        reshape.operands[0] = view
+    copy.erase()
+    return True
+
+
+def _block_of(op):
+    """The block holding `op` (the bindings give its parent op; the block is the one listing it)."""
+    for region in op.parent.regions:
+        for block in region.blocks:
+            if any(candidate.operation == op for candidate in block.operations):
+                return block
+    raise ValueError("op not found in its parent")
+
+
+def read_reshapes_in_place(module_op) -> None:
+    for copy in [op.operation for op in walk(module_op) if op.operation.name == "memref.copy"]:
+        _rewrite(copy)

@@ -5,8 +5,8 @@ before it.
 dynamic layout (dispatches take strided views), so one-shot bufferization copies it into a fresh buffer
 before a `tensor.reshape` (BERT, GPT-2: the attention scores [B*H, T, T] reshaped to [B, H, T, T], and
 the context back: two copies of up to 12 MiB per layer). Once the dispatch calls are resolved, that
-buffer is visibly an allocation of the identity layout behind a chain of casts. When nothing touches
-it after the copy, the reshape reads it directly and the copy goes.
+buffer is visibly an allocation of the identity layout behind a chain of casts and expand/collapse
+views. When nothing touches it after the copy, the reshape reads it directly and the copy goes.
 """
 from __future__ import annotations
 
@@ -15,22 +15,24 @@ from mlir.dialects import memref
 
 from ..ir.walk import defining_op, walk
 
-_METADATA = {"memref.dim", "memref.cast"}
+# views that keep a contiguous buffer's elements in order (a reshape of one reads the buffer itself)
+_VIEWS = {"memref.cast", "memref.expand_shape", "memref.collapse_shape"}
+_METADATA = {"memref.dim"} | _VIEWS
 
 
-def _cast_root(value: ir.Value) -> ir.Value:
-    while (owner := defining_op(value)) is not None and owner.name == "memref.cast":
+def _view_root(value: ir.Value) -> ir.Value:
+    while (owner := defining_op(value)) is not None and owner.name in _VIEWS:
         value = owner.operands[0]
     return value
 
 
 def _aliases(root: ir.Value) -> list[ir.Value]:
-    """`root` and every value made from it by memref.cast, transitively."""
+    """`root` and every view made from it, transitively."""
     out, todo = [], [root]
     while todo:
         value = todo.pop()
         out.append(value)
-        todo.extend(use.owner.results[0] for use in value.uses if use.owner.name == "memref.cast")
+        todo.extend(use.owner.results[0] for use in value.uses if use.owner.name in _VIEWS)
     return out
 
 
@@ -64,7 +66,7 @@ def _identity_layout(t: ir.MemRefType) -> bool:
 def _rewrite(copy) -> bool:
     source, target = copy.operands
     alloc = defining_op(target)
-    root = _cast_root(source)
+    root = _view_root(source)
     root_op = defining_op(root)
     if alloc is None or alloc.name != "memref.alloc" or root_op is None or root_op.name != "memref.alloc":
         return False
@@ -73,12 +75,13 @@ def _rewrite(copy) -> bool:
     if not reshapes or any(u != copy and u not in reshapes and u.name != "memref.dim" for u in users):
         return False
     root_type = ir.MemRefType(root.type)
-    if not _identity_layout(root_type) or root_type.rank != ir.MemRefType(target.type).rank:
+    if not _identity_layout(root_type):
         return False
     if not _untouched_after(root, copy, list(_block_of(copy).operations)):
         return False
     with ir.InsertionPoint(copy), copy.location:
-        view = memref.CastOp(target.type, root).result
+        same_rank = root_type.rank == ir.MemRefType(target.type).rank
+        view = memref.CastOp(target.type, root).result if same_rank else root     # any rank reshapes
     for reshape in reshapes:
         reshape.operands[0] = view
     copy.erase()

@@ -115,3 +115,23 @@ def test_reshaped_matmul_result_read_in_place(rng, m, n):
     exe(a, b, out=out)
     want = np.exp(np.matmul(a.astype(np.float64), b.astype(np.float64))).reshape(2, 12, m, n)
     np.testing.assert_allclose(out, want, rtol=2e-6)
+
+
+# The same with an expand_shape between the dispatch and the reshape (the attention context in BERT:
+# [B*H, T, 64] expanded to [B, H, T, 64], then reshaped): the reshape reads the buffer behind the view.
+BMM_EXPAND_RESHAPE = BMM_RESHAPE.replace("@bmm_reshape", "@bmm_expand_reshape").replace(
+    "%s = tensor.reshape %r(%shape)",
+    "%x4 = tensor.expand_shape %r [[0, 1], [2], [3]] output_shape [2, 12, %m, %n] : tensor<24x?x?xf32> into "
+    "tensor<2x12x?x?xf32>\n  %s = tensor.reshape %x4(%shape)").replace(
+    ": (tensor<24x?x?xf32>, tensor<4xi64>) -> tensor<2x12x?x?xf32>",
+    ": (tensor<2x12x?x?xf32>, tensor<4xi64>) -> tensor<2x12x?x?xf32>")
+
+
+@pytest.mark.parametrize("m, n", [(1, 3), (17, 64)])
+def test_reshaped_view_of_a_matmul_result_read_in_place(rng, m, n):
+    exe = ftuner_mlir.compile(BMM_EXPAND_RESHAPE)
+    a, b = random(rng, (24, m, 8)) * 0.3, random(rng, (24, 8, n)) * 0.3
+    out = poisoned((2, 12, m, n))
+    exe(a, b, out=out)
+    want = np.exp(np.matmul(a.astype(np.float64), b.astype(np.float64))).reshape(2, 12, m, n)
+    np.testing.assert_allclose(out, want, rtol=2e-6)

@@ -28,7 +28,7 @@ def _inside(value, generic) -> bool:
     """Defined by the generic's body (an op or a block argument of it)."""
     owner = defining_op(value)
     holder = value.owner.owner if owner is None else owner.parent
-    return holder is not None and holder == generic.operation
+    return holder is not None and holder.operation == generic.operation
 
 
 def _loop_index(value, loop: int) -> bool:

@@ -18,6 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..ir.build import cast, dim
+from ..ir.match import affine_maps, iterator_kinds
 from ..ir.walk import defining_op, walk
 
 _BODY_OPS = {"linalg.index", "arith.cmpi", "arith.select", "arith.constant", "tensor.extract", "linalg.yield"}
@@ -66,10 +67,10 @@ def _gather(op):
     if op.operation.name != "linalg.generic" or len(op.operation.operands) != 1 or len(op.results) != 1:
         return None
     out_type = ir.RankedTensorType(op.results[0].type) if isinstance(op.results[0].type, ir.RankedTensorType) else None
-    if out_type is None or any(str(t) != "#linalg.iterator_type<parallel>" for t in op.attributes["iterator_types"]):
+    if out_type is None or any(kind != "parallel" for kind in iterator_kinds(op)):
         return None
-    maps = list(op.attributes["indexing_maps"])
-    if len(maps) != 1 or maps[0].value != ir.AffineMap.get_identity(out_type.rank):
+    maps = affine_maps(op)
+    if len(maps) != 1 or maps[0] != ir.AffineMap.get_identity(out_type.rank):
         return None
     block = op.regions[0].blocks[0]
     ops = list(block.operations)

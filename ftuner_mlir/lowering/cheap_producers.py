@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ..ir.match import iterator_kinds
 from ..ir.walk import walk
 
 # ops cheap enough to repeat per consumer (no transcendental math: an exp twice is not cheaper than a load)
@@ -28,7 +29,7 @@ def _cheap(op) -> bool:
     if not all(isinstance(ir.ShapedType(v.type).element_type, _FLOATS) for v in op.operands
                if isinstance(v.type, ir.ShapedType)):
         return False          # an i1 mask read in a consumer's loop keeps that loop scalar: 0.9 -> 6 ms
-    if any(str(t) != "#linalg.iterator_type<parallel>" for t in op.attributes["iterator_types"]):
+    if any(kind != "parallel" for kind in iterator_kinds(op)):
         return False
     body = list(op.regions[0].blocks[0].operations)
     return len(body) <= _MAX_BODY_OPS and all(inner.operation.name in _CHEAP for inner in body)

@@ -63,38 +63,28 @@ def _identity_layout(t: ir.MemRefType) -> bool:
     return isinstance(t.layout, ir.AffineMapAttr) and t.layout.value == ir.AffineMap.get_identity(t.rank)
 
 
-def _rewrite(copy) -> bool:
+def _rewrite(copy) -> None:
     source, target = copy.operands
     alloc = defining_op(target)
     root = _view_root(source)
     root_op = defining_op(root)
     if alloc is None or alloc.name != "memref.alloc" or root_op is None or root_op.name != "memref.alloc":
-        return False
+        return
     users = [use.owner for use in target.uses]
     reshapes = [u for u in users if u.name == "memref.reshape" and u.operands[0] == target]
     if not reshapes or any(u != copy and u not in reshapes and u.name != "memref.dim" for u in users):
-        return False
+        return
     root_type = ir.MemRefType(root.type)
     if not _identity_layout(root_type):
-        return False
-    if not _untouched_after(root, copy, list(_block_of(copy).operations)):
-        return False
+        return
+    if not _untouched_after(root, copy, list(copy.block.operations)):
+        return
     with ir.InsertionPoint(copy), copy.location:
         same_rank = root_type.rank == ir.MemRefType(target.type).rank
         view = memref.CastOp(target.type, root).result if same_rank else root     # any rank reshapes
     for reshape in reshapes:
         reshape.operands[0] = view
     copy.erase()
-    return True
-
-
-def _block_of(op):
-    """The block holding `op` (the bindings give its parent op; the block is the one listing it)."""
-    for region in op.parent.regions:
-        for block in region.blocks:
-            if any(candidate.operation == op for candidate in block.operations):
-                return block
-    raise ValueError("op not found in its parent")
 
 
 def read_reshapes_in_place(module_op) -> None:

@@ -27,7 +27,7 @@ from ftuner_mlir import models
 from ftuner_mlir.hardware.cpu import PHYSICAL_RANGES, PRESETS, detect_host
 from ftuner_mlir.hardware.gpu import GPU_PHYSICAL_RANGES, GPU_PRESETS
 from ftuner_mlir.hardware.targets import parse_target
-from ftuner_mlir.tuning.db import SCHEMA, TuningDatabaseWarning, TuningDB, chosen_tile, target_key
+from ftuner_mlir.tuning.db import TuningDatabaseWarning, TuningDB, chosen_tile, target_key
 from ftuner_mlir.ukernel.gpu_space import select_gpu
 from ftuner_mlir.ukernel.space import select
 
@@ -168,13 +168,8 @@ def test_mutated_targets(tmp_path, rng):
 # --- tuning database faults -----------------------------------------------------------------------
 
 def _valid_db(path: Path, target, rows: list[tuple]) -> None:
-    conn = sqlite3.connect(path)
-    conn.execute(SCHEMA)
     for mr, nr, gflops in rows:
-        conn.execute("INSERT INTO measurements VALUES (?, ?, 'matmul', 'f32', ?, ?, ?, 0, 'now')",
-                     (target_key(target), target.name, mr, nr, gflops))
-    conn.commit()
-    conn.close()
+        TuningDB(path).record(target, "matmul", "f32", mr, nr, gflops, 0)
 
 
 def damaged_db(path: Path, target, rng: random.Random) -> str:

@@ -51,8 +51,9 @@ class IRArith(IntArith):
         return self.b.op("sel", f"arith.select {at_most}, {then}, {otherwise} : index")
 
 
-def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...]) -> list[tuple[int, str, str]]:
-    """(size, lo, hi) per strip size: [0, body) for the body size, then one range per binary digit."""
+def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...], tail: int = 1) -> list[tuple[int, str, str]]:
+    """(size, lo, hi) per strip size: [0, body) for the body size, then one range per binary digit; with
+    tail > 1, last the range of the masked tail (size MASKED): [lo, extent), fewer than `tail` elements."""
     body = b.const(sizes[0])
     rest = b.op("rem", f"arith.remui {extent}, {body} : index")
     lo = b.op("full", f"arith.subi {extent}, {rest} : index")
@@ -62,7 +63,12 @@ def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...]) -> list[tuple[
         hi = b.op("hi", f"arith.addi {lo}, {count} : index")
         ranges.append((size, lo, hi))
         lo = hi
+    if tail > 1:
+        ranges.append((MASKED, lo, extent))
     return ranges
+
+
+MASKED = 0      # the strip size of a masked tail in _strip_ranges
 
 
 def _dyn(rank: int, dtype: str) -> str:
@@ -114,6 +120,49 @@ def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: b
             f" attributes {{{attributes}}} {{\n" + "".join(line + "\n" for line in lines) +
             f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs({init} : {c}) -> {c}\n"
             f"  return %r : {c}\n}}")
+
+
+def masked_ukernel_name(rows: int, width: int, dtype: str, zero: bool = False) -> str:
+    return f"ftuner_uk_matmul_{rows}xm{width}{_z(zero)}_{dtype}"
+
+
+def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False) -> str:
+    """C += A.B (C = A.B with `zero`) on a `rows x w` tile, w < width columns known at run time: one
+    `width`-lane vector per row under the mask of its first w lanes (masked loads and stores: lanes past
+    w are never touched). Written as vector code: one masked B row and `rows` A broadcasts per
+    reduction step, the accumulators carried in registers."""
+    a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x?x{dtype}>", f"tensor<{rows}x?x{dtype}>"
+    vec = f"vector<{width}x{dtype}>"
+    body = IRBody()
+    zero_i, one = body.const(0), body.const(1)
+    pad = body.op("pad", f"arith.constant 0.0 : {dtype}")
+    k = body.op("k", f"tensor.dim %a, {one} : {a}")
+    w = body.op("w", f"tensor.dim %c, {one} : {c}")
+    mask = body.op("mask", f"vector.create_mask {w} : vector<{width}xi1>")
+    row_index = [body.const(i) for i in range(rows)]
+    if zero:
+        init = [body.op("zero", f"arith.constant dense<0.0> : {vec}")] * rows
+    else:
+        init = [body.op("c", f"vector.transfer_read %c[{r}, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {c}, {vec}")
+                for r in row_index]
+    accs = [f"%x{i}" for i in range(rows)]
+    carried = ", ".join(f"{x} = {v}" for x, v in zip(accs, init))
+    body(f"%acc:{rows} = scf.for %kk = {zero_i} to {k} step {one} iter_args({carried}) -> ({', '.join([vec] * rows)}) {{")
+    brow = body.op("b", f"vector.transfer_read %b[%kk, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {b}, {vec}")
+    steps = []
+    for r, x in zip(row_index, accs):
+        # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
+        element = body.op("a", f"vector.transfer_read %a[{r}, %kk], {pad} {{in_bounds = [true]}} : {a}, vector<1x{dtype}>")
+        spread = body.op("s", f"vector.broadcast {element} : vector<1x{dtype}> to {vec}")
+        steps.append(body.op("y", f"vector.fma {spread}, {brow}, {x} : {vec}"))
+    body(f"scf.yield {', '.join(steps)} : {', '.join([vec] * rows)}")
+    body("}")
+    out = "%c"
+    for i, r in enumerate(row_index):
+        out = body.op("o", f"vector.transfer_write %acc#{i}, {out}[{r}, {zero_i}], {mask} {{in_bounds = [true]}} : {vec}, {c}")
+    body(f"return {out} : {c}")
+    return (f"func.func private @{masked_ukernel_name(rows, width, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
+            f" attributes {{ftuner.masked_ukernel}} {{\n{body.text()}\n}}")
 
 
 def emit_transpose_ukernel(size: int, dtype: str) -> str:
@@ -241,26 +290,31 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
     one = b.const(1)
     kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
     bn = b.op("bn", f"tensor.dim %c, {one} : {t}")
-    col_ranges = _strip_ranges(b, bn, uks.col_sizes)
+    col_ranges = _strip_ranges(b, bn, uks.col_sizes, uks.tail_width)
     width = b.const(uks.nr) if packed else None      # panel p of column j: j / nr, at j % nr
     b(f"%res = scf.for %i = %lo to %hi step {b.const(rows)} iter_args(%acc = %c) -> ({t}) {{")
     acc = "%acc"
     for cols, lo, hi in col_ranges:
         j, cur = b.fresh("j"), b.fresh("t")
-        result = b.op("cols", f"scf.for {j} = {lo} to {hi} step {b.const(cols)} iter_args({cur} = {acc}) -> ({t}) {{")
+        # the masked tail's loop runs once when there is a tail (hi - lo < its step), its width hi - j
+        step = b.const(cols or uks.tail_width)
+        result = b.op("cols", f"scf.for {j} = {lo} to {hi} step {step} iter_args({cur} = {acc}) -> ({t}) {{")
+        size = b.op("w", f"arith.subi {hi}, {j} : index") if cols == MASKED else str(cols)
+        static = "?" if cols == MASKED else cols
         tile_a = f"tensor<{rows}x?x{dt}>"
-        tile_b = f"tensor<?x{cols}x{dt}>"
-        tile_c = f"tensor<{rows}x{cols}x{dt}>"
+        tile_b = f"tensor<?x{static}x{dt}>"
+        tile_c = f"tensor<{rows}x{static}x{dt}>"
         sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
         if packed:
             panel, col = b.op("p", f"arith.divui {j}, {width} : index"), b.op("q", f"arith.remui {j}, {width} : index")
-            sb = b.op("b", f"tensor.extract_slice %b[{panel}, 0, {col}] [1, {kk}, {cols}] [1, 1, 1] : {tb} to {tile_b}")
+            sb = b.op("b", f"tensor.extract_slice %b[{panel}, 0, {col}] [1, {kk}, {size}] [1, 1, 1] : {tb} to {tile_b}")
         else:
-            sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {cols}] [1, 1] : {t} to {tile_b}")
-        sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {t} to {tile_c}")
-        out = b.op("uk", f"func.call @{ukernel_name(rows, cols, dt, zero)}({sa}, {sb}, {sc}) : "
-                         f"({tile_a}, {tile_b}, {tile_c}) -> {tile_c}")
-        put = b.op("w", f"tensor.insert_slice {out} into {cur}[%i, {j}] [{rows}, {cols}] [1, 1] : {tile_c} into {t}")
+            sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {size}] [1, 1] : {t} to {tile_b}")
+        sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {size}] [1, 1] : {t} to {tile_c}")
+        callee = (masked_ukernel_name(rows, uks.tail_width, dt, zero) if cols == MASKED
+                  else ukernel_name(rows, cols, dt, zero))
+        out = b.op("uk", f"func.call @{callee}({sa}, {sb}, {sc}) : ({tile_a}, {tile_b}, {tile_c}) -> {tile_c}")
+        put = b.op("w", f"tensor.insert_slice {out} into {cur}[%i, {j}] [{rows}, {size}] [1, 1] : {tile_c} into {t}")
         b(f"scf.yield {put} : {t}")
         b("}")
         acc = result
@@ -378,6 +432,9 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
         for rows, cols in uks.ukernels():
             funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero,
                                                                             unroll=cols == uks.nr)
+        for rows in uks.row_sizes:
+            funcs[masked_ukernel_name(rows, uks.tail_width, uks.dtype, zero)] = emit_masked_ukernel(
+                rows, uks.tail_width, uks.dtype, zero)
     if prepacked:
         return funcs
     if packs_b(uks) and not uks.transpose_b:

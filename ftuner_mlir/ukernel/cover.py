@@ -60,12 +60,15 @@ def block_shape(uks: UKernelSet, batch, m, n, ar=IntArith()) -> tuple:
     return mc, nc
 
 
-def strips(extent: int, sizes: tuple[int, ...]) -> list[tuple[int, int]]:
-    """(size, count) strips covering `extent` exactly: body strips, then one per binary digit of the rest."""
+def strips(extent: int, sizes: tuple[int, ...], tail: int = 1) -> list[tuple[int, int]]:
+    """(size, count) strips covering `extent` exactly: body strips, one per binary digit of the rest
+    down to `tail`, then (with tail > 1) one masked strip of the last `extent % tail` elements."""
     body = sizes[0]
     out = [(body, extent // body)]
     rest = extent % body
     out += [(s, 1 if rest & s else 0) for s in sizes[1:]]
+    if tail > 1 and rest % tail:
+        out.append((rest % tail, 1))
     return out
 
 
@@ -106,7 +109,7 @@ def cover(uks: UKernelSet, batch: int, m: int, n: int, k: int) -> Coverage:
     for bm, count_m in rows_by_block.items():
         for bn, count_n in cols_by_block.items():
             for sm, cnt_m in strips(bm, uks.row_sizes):
-                for sn, cnt_n in strips(bn, uks.col_sizes):
+                for sn, cnt_n in strips(bn, uks.col_sizes, uks.tail_width):
                     if cnt_m and cnt_n:
                         tiles[(sm, sn)] += cnt_m * cnt_n * count_m * count_n * batch
     executed = sum(2 * sm * sn * k * cnt for (sm, sn), cnt in tiles.items())

@@ -2,9 +2,10 @@
 
 A uKernel is a static register tile `mr x nr` that streams over the reduction axis with its
 accumulators held in vector registers. The chosen set is one body tile plus the smaller tiles that
-cover remainders exactly: every power of two below `mr` for rows, below `nr` for columns. Any extent
-`e` splits into `e // mr` body strips plus at most one strip of each smaller size (the binary digits of
-`e % mr`), so no shape is padded. Cache blocks (`mc`, `nc`, `kc`) bound the work between reloads.
+cover remainders exactly: every power of two below `mr` for rows; for columns, every power of two
+below `nr` down to one vector, then one masked vector for the last columns (fewer than a vector: the
+masked lanes are neither loaded nor stored). Any extent `e` splits into `e // mr` body strips plus at
+most one strip of each smaller size (the binary digits of `e % mr`), so no shape is padded. Cache blocks (`mc`, `nc`, `kc`) bound the work between reloads.
 """
 from __future__ import annotations
 
@@ -140,17 +141,24 @@ class UKernelSet(OfFamily):
         return (self.mr,) + powers_of_two_below(self.mr)
 
     @property
+    def tail_width(self) -> int:
+        """Vector width of the masked column tail: it covers the last columns, fewer than this."""
+        return min(self.lanes, self.nr)
+
+    @property
     def col_sizes(self) -> tuple[int, ...]:
-        return (self.nr,) + powers_of_two_below(self.nr)
+        """Column strip sizes in whole vectors: the body, then the powers of two down to tail_width."""
+        return (self.nr,) + tuple(s for s in powers_of_two_below(self.nr) if s >= self.tail_width)
 
     def ukernels(self) -> list[tuple[int, int]]:
-        """Every (rows, cols) tile of the set; the first is the body uKernel."""
+        """Every (rows, cols) tile of the set; the first is the body uKernel. The masked tails are not
+        listed (masked_ukernels)."""
         return [(m, n) for m in self.row_sizes for n in self.col_sizes]
 
     def describe(self) -> str:
         return (f"{self.family} {self.dtype}: body {self.mr}x{self.nr}, row remainders "
-                f"{list(self.row_sizes[1:])}, column remainders {list(self.col_sizes[1:])}, "
-                f"blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
+                f"{list(self.row_sizes[1:])}, column remainders {list(self.col_sizes[1:])} and a masked "
+                f"{self.tail_width}-lane tail, blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
 
 
 

@@ -1,7 +1,8 @@
 // RUN: ftuner-opt %s --ftuner-tile | FileCheck %s
 
 // The uKernel set is given explicitly, so this test does not depend on the host or the selector:
-// body tile 4x16, row remainders 2 and 1, column remainders 8, 4, 2, 1.
+// body tile 4x16, row remainders 2 and 1; the columns past the last 16 go through one masked tile
+// (16 lanes, the first `w` of them live).
 
 // CHECK-LABEL: func.func @matmul(
 // CHECK-NOT:     linalg.matmul
@@ -49,31 +50,55 @@ func.func @untouched(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf3
 // CHECK:           scf.forall.in_parallel
 // CHECK:             tensor.parallel_insert_slice
 
-// Row strips: column body tiles, then one loop per binary remainder size.
+// Row strips: column body tiles, then one loop over the masked tail (it runs at most once: its step is
+// the 16-lane tail width and fewer than 16 columns are left), the tile's width dynamic.
 // CHECK-LABEL: func.func private @ftuner_rows_4_n16_f32(
+// CHECK-SAME:      %[[RA:[^:]+]]: tensor<?x?xf32>, %[[RB:[^:]+]]: tensor<?x?xf32>
+// CHECK:         %[[BN:.*]] = tensor.dim %{{[^,]*}}arg2, %c1 : tensor<?x?xf32>
+// CHECK:         %[[FULL:.*]] = arith.subi %[[BN]], %{{.*}} : index
 // CHECK:         scf.for
-// CHECK:           scf.for
+// CHECK:           scf.for %{{.*}} = %c0 to %[[FULL]] step %c16
 // CHECK:             tensor.extract_slice {{.*}} to tensor<4x?xf32>
 // CHECK:             tensor.extract_slice {{.*}} to tensor<?x16xf32>
 // CHECK:             func.call @ftuner_uk_matmul_4x16_f32(
-// CHECK:           scf.for
-// CHECK:             func.call @ftuner_uk_matmul_4x8_f32(
-// CHECK:           scf.for
-// CHECK:             func.call @ftuner_uk_matmul_4x4_f32(
-// CHECK:           scf.for
-// CHECK:             func.call @ftuner_uk_matmul_4x2_f32(
-// CHECK:           scf.for
-// CHECK:             func.call @ftuner_uk_matmul_4x1_f32(
+// CHECK:           scf.for %[[J:.*]] = %[[FULL]] to %[[BN]] step %c16
+// CHECK:             %[[W:.*]] = arith.subi %[[BN]], %[[J]] : index
+// CHECK:             tensor.extract_slice %[[RB]][0, %[[J]]] [%{{.*}}, %[[W]]] [1, 1] : tensor<?x?xf32> to tensor<?x?xf32>
+// CHECK:             tensor.extract_slice %{{.*}}[%{{.*}}, %[[J]]] [4, %[[W]]] [1, 1] : tensor<?x?xf32> to tensor<4x?xf32>
+// CHECK:             func.call @ftuner_uk_matmul_4xm16_f32(
+// CHECK-NOT:       func.call @ftuner_uk_matmul_4x8_f32(
+// CHECK:         return
 // CHECK-LABEL: func.func private @ftuner_rows_2_n16_f32(
 // CHECK:             func.call @ftuner_uk_matmul_2x16_f32(
+// CHECK:             func.call @ftuner_uk_matmul_2xm16_f32(
 // CHECK-LABEL: func.func private @ftuner_rows_1_n16_f32(
-// CHECK:             func.call @ftuner_uk_matmul_1x1_f32(
+// CHECK:             func.call @ftuner_uk_matmul_1xm16_f32(
 
 // uKernels: static tiles, reduction length dynamic.
 // CHECK-LABEL: func.func private @ftuner_uk_matmul_4x16_f32(
 // CHECK-SAME:      tensor<4x?xf32>, %{{.*}}: tensor<?x16xf32>, %{{.*}}: tensor<4x16xf32>) -> tensor<4x16xf32>
 // CHECK-SAME:      attributes {ftuner.ukernel, ftuner.unroll_k}
 // CHECK-NEXT:    linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x?xf32>, tensor<?x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
-// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x1_f32(
-// CHECK-SAME:      tensor<1x?xf32>, %{{.*}}: tensor<?x1xf32>, %{{.*}}: tensor<1x1xf32>) -> tensor<1x1xf32>
-// CHECK-SAME:      attributes {ftuner.ukernel} {
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x16_f32(
+// CHECK-SAME:      tensor<1x?xf32>, %{{.*}}: tensor<?x16xf32>, %{{.*}}: tensor<1x16xf32>) -> tensor<1x16xf32>
+
+// The masked tail: vector code, one 16-lane vector per row under the mask of the tile's first w lanes;
+// C read and written once under the mask, a masked B row and a broadcast A element per row each step.
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_4xm16_f32(
+// CHECK-SAME:      %[[TA:[^:]+]]: tensor<4x?xf32>, %[[TB:[^:]+]]: tensor<?x?xf32>, %[[TC:[^:]+]]: tensor<4x?xf32>) -> tensor<4x?xf32>
+// CHECK-SAME:      attributes {ftuner.masked_ukernel}
+// CHECK:         %[[K:.*]] = tensor.dim %[[TA]], %c1
+// CHECK:         %[[TW:.*]] = tensor.dim %[[TC]], %c1
+// CHECK:         %[[MASK:.*]] = vector.create_mask %[[TW]] : vector<16xi1>
+// CHECK-COUNT-4: vector.transfer_read %[[TC]][{{.*}}], %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<4x?xf32>, vector<16xf32>
+// CHECK:         %[[ACC:.*]]:4 = scf.for %[[KK:.*]] = %c0 to %[[K]] step %c1 iter_args(
+// CHECK:           %[[BROW:.*]] = vector.transfer_read %[[TB]][%[[KK]], %c0], %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<?x?xf32>, vector<16xf32>
+// CHECK:           %[[E:.*]] = vector.transfer_read %[[TA]][%{{.*}}, %[[KK]]], %{{.*}} {in_bounds = [true]} : tensor<4x?xf32>, vector<1xf32>
+// CHECK:           %[[S:.*]] = vector.broadcast %[[E]] : vector<1xf32> to vector<16xf32>
+// CHECK:           vector.fma %[[S]], %[[BROW]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-3:   vector.fma
+// CHECK:           scf.yield
+// CHECK:         vector.transfer_write %[[ACC]]#0, %[[TC]][%c0{{.*}}, %c0], %[[MASK]] {in_bounds = [true]}
+// CHECK-COUNT-3: vector.transfer_write {{.*}}, %[[MASK]]
+// CHECK-NEXT:    return
+// CHECK-NOT:     func.func private @ftuner_uk_matmul_4x8_f32(

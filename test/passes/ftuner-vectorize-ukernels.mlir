@@ -30,9 +30,9 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
 // CHECK:         return
 
 // A remainder uKernel is vectorized the same way at its own static size, its loop rolled.
-// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x1_f32(
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x16_f32(
 // CHECK-SAME:      attributes {ftuner.ukernel} {
-// CHECK:         vector.contract {{.*}} : vector<1x1xf32>, vector<1x1xf32> into vector<1x1xf32>
+// CHECK:         vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
 // CHECK-NOT:     vector.contract
 // CHECK:         return
 

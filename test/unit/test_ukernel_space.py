@@ -98,8 +98,8 @@ def test_selection_is_deterministic_and_per_family():
 def test_remainder_sizes():
     u = select(AVX512, "matmul")
     assert u.row_sizes == (8, 4, 2, 1)
-    assert u.col_sizes == (32, 16, 8, 4, 2, 1)
-    assert len(u.ukernels()) == 24 and u.ukernels()[0] == (8, 32)
+    assert u.col_sizes == (32, 16) and u.tail_width == 16    # whole vectors, then one masked vector
+    assert len(u.ukernels()) == 8 and u.ukernels()[0] == (8, 32)
 
 
 @pytest.mark.parametrize("extent", list(range(0, 70)) + [127, 128, 129, 1000, 2047])
@@ -108,6 +108,14 @@ def test_strips_cover_exactly(extent):
         parts = strips(extent, sizes)
         assert sum(s * n for s, n in parts) == extent
         assert all(n <= 1 for s, n in parts[1:])         # at most one strip of each remainder size
+
+
+@pytest.mark.parametrize("extent", list(range(0, 70)) + [127, 128, 129, 1000, 2047])
+def test_strips_with_a_masked_tail_cover_exactly(extent):
+    parts = strips(extent, (32, 16), tail=16)
+    assert sum(s * n for s, n in parts) == extent
+    assert [s for s, n in parts[1:] if n] == [s for s in (16,) if extent % 32 & s] + \
+        ([extent % 16] if extent % 16 else [])            # at most one 16-wide strip, then the tail
 
 
 def test_cover_has_no_padding_and_counts_tiles():

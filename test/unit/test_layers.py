@@ -25,7 +25,7 @@ LAYERS = [
     ("passes",),
     ("driver",),
     ("backends",),
-    ("compiler",),
+    ("compiler", "freeze"),
     ("export",),
     ("__init__",),            # the public API: ftuner_mlir.compile, ftuner_mlir.CpuTarget, ...
     ("torch",),               # the PyTorch front end: modules in, compiled callables on tensors out

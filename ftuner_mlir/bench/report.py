@@ -14,18 +14,24 @@ def geomean(values) -> float:
 def summary(sweep_result: dict) -> dict:
     """Geomean and worst ratio of ftuner's speed over each other column, plus correctness and padding."""
     rows = sweep_result["rows"]
-    ratios = {}
-    for col in ("numpy", "torch", "padded", "static"):
-        values = [r["gflops"]["ftuner"] / r["gflops"][col] for r in rows if col in r["gflops"]]
-        if values:
-            ratios[col] = {"geomean": geomean(values), "min": min(values)}
     return {
-        "ftuner_over": ratios,
+        "ftuner_over": _ratios(rows, "ftuner", ("numpy", "torch", "padded", "static")),
+        "frozen_over": _ratios(rows, "frozen", ("ftuner", "numpy", "torch")),
         "ftuner_pct_peak_geomean": geomean([r["ftuner_pct_peak"] for r in rows]),
         "max_rel_err": max(max(r["rel_err"].values()) for r in rows),
         "ftuner_padded_work_max": max(r["ftuner_padded_work"] for r in rows),
         "bucket_padding_waste_max": max((r["padded_waste"] for r in rows if "padded_waste" in r), default=None),
     }
+
+
+def _ratios(rows, ours: str, columns) -> dict:
+    """column -> geomean and worst of `ours`' speed over the column's, where a row has both."""
+    ratios = {}
+    for col in columns:
+        values = [r["gflops"][ours] / r["gflops"][col] for r in rows if col in r["gflops"] and ours in r["gflops"]]
+        if values:
+            ratios[col] = {"geomean": geomean(values), "min": min(values)}
+    return ratios
 
 
 def format_summary(results: list[dict]) -> str:
@@ -36,6 +42,9 @@ def format_summary(results: list[dict]) -> str:
         lines.append(f"  {res['name']:<11} {'; '.join(parts)}; {s['ftuner_pct_peak_geomean']:.0f}% of peak; "
                      f"max rel. err {s['max_rel_err']:.1e}; ftuner padded work <= "
                      f"{100 * s['ftuner_padded_work_max']:.1f}%")
+        if s["frozen_over"]:
+            parts = [f"vs {col} {r['geomean']:.2f}x ({r['min']:.2f})" for col, r in s["frozen_over"].items()]
+            lines.append(f"  {'':<11} weight prepacked (freeze_arguments): {'; '.join(parts)}")
         extra = [f"compiled once in {res['dynamic_compile_s']:.2f} s"]
         if "static_compile_s" in res:
             extra.append(f"per-shape static kernels: {res['static_compile_s']:.1f} s for {len(res['rows'])}")
@@ -63,7 +72,7 @@ def write_png(path: Path, results: list[dict], limits) -> bool:
     fig, axes = plt.subplots(rows_n, cols, figsize=(7.5 * cols, 4.6 * rows_n), squeeze=False)
     for ax in axes.flat[len(results):]:
         ax.set_visible(False)
-    styles = {"ftuner": ("C3", "-", 2.4), "numpy": ("C0", "-", 1.4), "torch": ("C2", "-", 1.4),
+    styles = {"ftuner": ("C3", "-", 2.4), "frozen": ("C4", "-", 1.4), "numpy": ("C0", "-", 1.4), "torch": ("C2", "-", 1.4),
               "padded": ("C1", "--", 1.4), "static": ("C7", ":", 1.8)}
     for ax, res in zip(axes.flat, results):
         rows = res["rows"]

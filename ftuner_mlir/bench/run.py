@@ -14,23 +14,41 @@ def rel_err(result, reference) -> float:
     return float(np.linalg.norm(result - reference) / max(np.linalg.norm(reference), 1e-30))
 
 
+def _frozen(sweep, compile_fn, options, rng):
+    """The prepacked column: ftuner with the sweep's weight frozen into the module (freeze_arguments:
+    packed once, at compile time), and that weight, which every case then uses. None without one."""
+    if sweep.weight is None or not getattr(options, "frozen", True):
+        return None, None
+    from ..freeze import freeze_arguments
+    weight = sweep.inputs(sweep.cases[0], rng)[sweep.weight]
+    return compile_fn(freeze_arguments(sweep.dynamic_model(), {sweep.weight: weight})), weight
+
+
 def run_sweep(sweep, compile_fn, limits, options, log=print, libraries=None) -> dict:
-    """One sweep: ftuner (compiled once), padded buckets, per-shape static kernels, and the libraries
-    (`libraries`: name -> library_worker.LibraryColumn, each in its own process), each case measured by
-    the libraries right before the other columns. Without `libraries`, numpy runs in this process."""
+    """One sweep: ftuner (compiled once), ftuner with the weight prepacked (sweeps that have one),
+    padded buckets, per-shape static kernels, and the libraries (`libraries`: name ->
+    library_worker.LibraryColumn, each in its own process), each case measured by the libraries right
+    before the other columns. Without `libraries`, numpy runs in this process."""
     t0 = time.perf_counter()
     exe = compile_fn(sweep.dynamic_model())
     dynamic_compile = time.perf_counter() - t0
     static = KernelCache(sweep, compile_fn) if options.static else None
     padded = Padded(sweep, compile_fn) if options.padded else None
     rng = np.random.default_rng(options.seed)
+    frozen, weight = _frozen(sweep, compile_fn, options, rng)
     rows = []
     for index, case in enumerate(sweep.cases):
         inputs = sweep.inputs(case, rng)
+        if frozen is not None:
+            inputs[sweep.weight] = weight
+            others = [a for i, a in enumerate(inputs) if i != sweep.weight]
         reference = sweep.reference(*[a.astype(np.float64) for a in inputs])
         out = np.full(case.out_shape, np.nan, np.float32)
         errors = {"ftuner": rel_err(exe(*inputs, out=out), reference)}
         columns = {"ftuner": lambda: exe(*inputs)}
+        if frozen is not None:
+            errors["frozen"] = rel_err(frozen(*others, out=np.full(case.out_shape, np.nan, np.float32)), reference)
+            columns["frozen"] = lambda: frozen(*others)
         if libraries is None:
             columns["numpy"] = lambda: sweep.reference(*inputs)
         covered = [cov for _, cov in exe.coverage(*case.shapes)]
@@ -64,7 +82,7 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, libraries=None) -> 
     return result
 
 
-COLUMNS = ("ftuner", "numpy", "torch", "padded", "static")
+COLUMNS = ("ftuner", "frozen", "numpy", "torch", "padded", "static")
 
 
 def format_header() -> str:

@@ -31,6 +31,7 @@ class Sweep:
     reference: Callable                   # the same computation with `@` (numpy and torch alike)
     varying: tuple[str, ...]              # dims compiled as "?" in the compiled-once module
     cases: tuple[Case, ...] = ()
+    weight: int | None = None             # the argument that is a layer's weight (the prepacked column)
 
     def with_cases(self, xs_and_dims) -> "Sweep":
         cases = tuple(Case(x, dims, *self.layout(dims)) for x, dims in xs_and_dims)
@@ -64,7 +65,7 @@ def _matmul_layout(d):
 
 def dense(ts) -> Sweep:
     sweep = Sweep("dense", "Dense X[16T x 768] . W[2304 x 768]^T", lambda m: models.dense(2304, 768, m=m),
-                  _dense_layout, lambda x, w: x @ w.T, ("m",))
+                  _dense_layout, lambda x, w: x @ w.T, ("m",), weight=1)
     return sweep.with_cases((t, dict(m=16 * t)) for t in ts)
 
 

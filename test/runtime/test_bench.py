@@ -67,6 +67,20 @@ def test_run_sweep_and_report(tmp_path):
     assert "vs numpy" in report.format_summary([res])
 
 
+def test_dense_sweep_has_a_prepacked_column():
+    sweep = workloads.dense([1, 3])
+    options = types.SimpleNamespace(static=False, padded=False, torch=False, seed=0, min_time=0.002)
+    res = run_sweep(sweep, ftuner_mlir.compile, peak.MachineLimits(100.0, 10.0), options, log=lambda _: None)
+    res["summary"] = report.summary(res)
+    for row in res["rows"]:
+        assert set(row["gflops"]) == {"ftuner", "frozen", "numpy"} and row["rel_err"]["frozen"] < 1e-5
+    assert set(res["summary"]["frozen_over"]) == {"ftuner", "numpy"}
+    assert "weight prepacked (freeze_arguments): vs ftuner" in report.format_summary([res])
+    options.frozen = False
+    res = run_sweep(sweep, ftuner_mlir.compile, peak.MachineLimits(100.0, 10.0), options, log=lambda _: None)
+    assert "frozen" not in res["rows"][0]["gflops"]
+
+
 def test_median_times():
     times = median_times({"a": lambda: sum(range(100)), "b": lambda: None}, min_time=0.01)
     assert set(times) == {"a", "b"} and all(t > 0 for t in times.values())

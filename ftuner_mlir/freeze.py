@@ -19,7 +19,7 @@ from mlir.passmanager import PassManager
 
 from .errors import CompileError
 from .ir.diagnostics import format_mlir_error
-from .ir.resources import _DTYPES, blob_constant, is_kind
+from .ir.resources import ELEMENT_DTYPES, blob_constant, is_kind
 from .ir.walk import public_functions
 
 
@@ -84,7 +84,7 @@ def _checked(array, arg_type: ir.Type, i: int, fn) -> np.ndarray:
     if not is_kind(ir.RankedTensorType, arg_type):
         raise ValueError(f"{where} is a {arg_type}, not a ranked tensor: it cannot be frozen")
     kind = ir.RankedTensorType(arg_type)
-    dtype = _DTYPES.get(str(kind.element_type))
+    dtype = ELEMENT_DTYPES.get(str(kind.element_type))
     if dtype is None or array.dtype != dtype:
         raise ValueError(f"{where} has element type {kind.element_type}; got an array of dtype {array.dtype}")
     if array.ndim != kind.rank or any(s != d for s, d in zip(kind.shape, array.shape)

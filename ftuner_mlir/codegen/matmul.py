@@ -51,6 +51,9 @@ class IRArith(IntArith):
         return self.b.op("sel", f"arith.select {at_most}, {then}, {otherwise} : index")
 
 
+MASKED = 0      # the strip size of a masked tail in _strip_ranges
+
+
 def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...], tail: int = 1) -> list[tuple[int, str, str]]:
     """(size, lo, hi) per strip size: [0, body) for the body size, then one range per binary digit; with
     tail > 1, last the range of the masked tail (size MASKED): [lo, extent), fewer than `tail` elements."""
@@ -66,9 +69,6 @@ def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...], tail: int = 1)
     if tail > 1:
         ranges.append((MASKED, lo, extent))
     return ranges
-
-
-MASKED = 0      # the strip size of a masked tail in _strip_ranges
 
 
 def _dyn(rank: int, dtype: str) -> str:
@@ -297,7 +297,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
     for cols, lo, hi in col_ranges:
         j, cur = b.fresh("j"), b.fresh("t")
         # the masked tail's loop runs once when there is a tail (hi - lo < its step), its width hi - j
-        step = b.const(cols or uks.tail_width)
+        step = b.const(uks.tail_width if cols == MASKED else cols)
         result = b.op("cols", f"scf.for {j} = {lo} to {hi} step {step} iter_args({cur} = {acc}) -> ({t}) {{")
         size = b.op("w", f"arith.subi {hi}, {j} : index") if cols == MASKED else str(cols)
         static = "?" if cols == MASKED else cols
@@ -432,9 +432,10 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
         for rows, cols in uks.ukernels():
             funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero,
                                                                             unroll=cols == uks.nr)
-        for rows in uks.row_sizes:
-            funcs[masked_ukernel_name(rows, uks.tail_width, uks.dtype, zero)] = emit_masked_ukernel(
-                rows, uks.tail_width, uks.dtype, zero)
+        if uks.tail_width > 1:          # else every column strip is a whole vector (_strip_ranges)
+            for rows in uks.row_sizes:
+                funcs[masked_ukernel_name(rows, uks.tail_width, uks.dtype, zero)] = emit_masked_ukernel(
+                    rows, uks.tail_width, uks.dtype, zero)
     if prepacked:
         return funcs
     if packs_b(uks) and not uks.transpose_b:

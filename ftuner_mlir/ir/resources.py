@@ -13,7 +13,7 @@ import numpy as np
 from mlir import ir
 
 _BLOB = re.compile(r'([A-Za-z0-9_.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
-_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
+ELEMENT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
            "i32": np.int32, "i64": np.int64}
 
 
@@ -53,7 +53,7 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
     if not isinstance(owner, ir.OpView) or owner.operation.name != "arith.constant":
         return None
     attr, kind = owner.attributes["value"], ir.ShapedType(value.type)
-    dtype = _DTYPES.get(str(kind.element_type))
+    dtype = ELEMENT_DTYPES.get(str(kind.element_type))
     if dtype is None or not kind.has_static_shape:
         return None
     if is_kind(ir.DenseResourceElementsAttr, attr):

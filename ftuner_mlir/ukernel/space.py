@@ -5,7 +5,8 @@ accumulators held in vector registers. The chosen set is one body tile plus the 
 cover remainders exactly: every power of two below `mr` for rows; for columns, every power of two
 below `nr` down to one vector, then one masked vector for the last columns (fewer than a vector: the
 masked lanes are neither loaded nor stored). Any extent `e` splits into `e // mr` body strips plus at
-most one strip of each smaller size (the binary digits of `e % mr`), so no shape is padded. Cache blocks (`mc`, `nc`, `kc`) bound the work between reloads.
+most one strip of each smaller size (the binary digits of `e % mr`), so no shape is padded. Cache
+blocks (`mc`, `nc`, `kc`) bound the work between reloads.
 """
 from __future__ import annotations
 
@@ -151,8 +152,8 @@ class UKernelSet(OfFamily):
         return (self.nr,) + tuple(s for s in powers_of_two_below(self.nr) if s >= self.tail_width)
 
     def ukernels(self) -> list[tuple[int, int]]:
-        """Every (rows, cols) tile of the set; the first is the body uKernel. The masked tails are not
-        listed (masked_ukernels)."""
+        """Every (rows, cols) tile of the set; the first is the body uKernel. The masked column tails (one
+        per row size, codegen/matmul.py emit_masked_ukernel) are not listed."""
         return [(m, n) for m in self.row_sizes for n in self.col_sizes]
 
     def describe(self) -> str:

@@ -37,20 +37,23 @@ def pack_descriptors(entries) -> tuple[array, int, list[int]]:
 
 class DescriptorBuffer:
     """pack_descriptors for repeated calls with the same ranks: the buffer stays at one address, so the
-    pointers and slots are written once and a call only copies in a `template` and the data addresses.
-    One per thread."""
+    pointers and slots are written once, a call copies in a `template` only when the shapes differ
+    from the previous call's, and then the data addresses. One per thread."""
 
     def __init__(self, ranks):
         self.buf, self.packed, self.pointers = pack_descriptors([(0, (0,) * r, (0,) * r) for r in ranks])
         self.size = sum(3 + 2 * r for r in ranks)
+        self._words = None                 # the template in the buffer now
 
-    def write(self, words: array, positions: list[int], addresses) -> int:
-        """Copy a `template` and put one data address into each descriptor's two pointer words: the
-        fast path for shapes seen before. Returns the packed address."""
+    def write(self, words: array, starts: list[int], addresses) -> int:
+        """Put a `template` (unless it is there already) and each descriptor's data address (its
+        allocated and aligned pointer words) into the buffer. Returns the packed address."""
         buf = self.buf
-        buf[:self.size] = words
-        for i, address in enumerate(addresses):
-            buf[positions[2 * i]] = buf[positions[2 * i + 1]] = address
+        if words is not self._words:
+            buf[:self.size] = words
+            self._words = words
+        for start, address in zip(starts, addresses):
+            buf[start] = buf[start + 1] = address
         return self.packed
 
 
@@ -66,6 +69,6 @@ def row_major_strides(shape) -> list[int]:
 
 def template(shapes) -> tuple[array, list[int]]:
     """The descriptor words for C-contiguous arrays of `shapes`, with zeros where the data addresses go,
-    and the positions of those address words (allocated and aligned pointer of each descriptor)."""
+    and where each descriptor starts (its allocated and aligned pointer words)."""
     words, starts = descriptor_words([(0, shape, row_major_strides(shape)) for shape in shapes])
-    return array("q", words), [p for start in starts for p in (start, start + 1)]
+    return array("q", words), starts

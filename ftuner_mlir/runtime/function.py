@@ -14,12 +14,12 @@ import numpy as np
 
 try:                                    # inside the package
     from . import shape_rules
-    from .descriptors import DescriptorBuffer, template
-    from .memref import data_address
+    from .descriptors import DescriptorBuffer, row_major_strides, template
+    from .memref import data_addresses
 except ImportError:                     # pragma: no cover - copied into an export
     import shape_rules
-    from descriptors import DescriptorBuffer, template
-    from memref import data_address
+    from descriptors import DescriptorBuffer, row_major_strides, template
+    from memref import data_addresses
 
 
 def _physical_memory() -> int:
@@ -71,6 +71,21 @@ def take_failed_assert(address: int, packed: bool = False):
     return scalar_function(address, ctypes.c_int32, packed=packed)
 
 
+class Plan:
+    """A call on one tuple of argument shapes: its result shapes, the descriptor template and where
+    each descriptor starts in it (descriptors.template), and the byte strides of C-contiguous
+    arguments of these shapes (what the fast path compares)."""
+
+    __slots__ = ("results", "allocations", "words", "starts", "strides")
+
+    def __init__(self, shapes, results, dtypes, result_dtypes):
+        self.results = results
+        self.allocations = list(zip(results, result_dtypes))
+        self.words, self.starts = template((*shapes, *results))
+        self.strides = [tuple(s * dtype.itemsize for s in row_major_strides(shape))
+                        for shape, dtype in zip(shapes, dtypes)]
+
+
 class Function:
     """One public function: `fn(*arrays, out=None)`. `entry` is its C interface as a ctypes function
     (one descriptor pointer per argument, then one per result) or, with `packed`, the ExecutionEngine's
@@ -88,7 +103,7 @@ class Function:
         self._entry = entry
         self._dtypes = [np.dtype(spec["dtype"]) for spec in rules["args"]]
         self._result_dtypes = [np.dtype(spec["dtype"]) for spec in rules["results"]]
-        self._plans: dict[tuple, tuple] = {}           # argument shapes -> checked plan (see _plan)
+        self._plans: dict[tuple, Plan] = {}            # argument shapes -> checked plan (see _plan)
         self._per_thread = threading.local()            # descriptor buffer of each calling thread
 
     def bind_shapes(self, shapes) -> dict[int, int]:
@@ -98,7 +113,7 @@ class Function:
     def check(self, arrays) -> list[tuple[int, ...]]:
         """Validate the arguments; the result shapes they imply."""
         self._validate(arrays)
-        return self._plan(arrays)[0]
+        return self._plan(arrays).results
 
     def _validate(self, arrays) -> None:
         if len(arrays) != len(self._dtypes):
@@ -112,33 +127,50 @@ class Function:
                 raise ValueError(f"@{self.name}: argument #{i} must be C-contiguous "
                                  f"(use numpy.ascontiguousarray)")
 
-    def _plan(self, arrays) -> tuple:
-        """(result shapes, descriptor template, address positions) for the arguments' shapes: computed
-        and checked once per shape tuple, then reused."""
+    def _plan(self, arrays) -> Plan:
+        """What a call on the arguments' shapes needs, computed and checked once per shape tuple, then
+        reused."""
         shapes = tuple(a.shape for a in arrays)
         plan = self._plans.get(shapes)
         if plan is None:
             values = self.bind_shapes(shapes)
             shape_rules.check_bounds(self.rules, values)
             shape_rules.check_allocations(self.rules, values, MEMORY_BYTES)
-            results = shape_rules.result_shapes(self.rules, values)
-            plan = (results, *template((*shapes, *results)))
+            plan = Plan(shapes, shape_rules.result_shapes(self.rules, values), self._dtypes, self._result_dtypes)
             if len(self._plans) >= self.SHAPE_CACHE:
                 self._plans.clear()
             self._plans[shapes] = plan
         return plan
 
+    def _known(self, arrays) -> Plan | None:
+        """The plan of arguments exactly like ones checked before (ndarrays of the same shapes, dtypes
+        and C-contiguous strides), or None: then the full check decides. The fast path of a call."""
+        try:
+            plan = self._plans.get(tuple([a.shape for a in arrays]))
+        except Exception:                   # not arrays, or shapes that do not hash: the full check says
+            return None
+        if plan is None:
+            return None
+        for a, dtype, strides in zip(arrays, self._dtypes, plan.strides):
+            if type(a) is not np.ndarray or a.dtype is not dtype or a.strides != strides:
+                return None
+        return plan
+
     def __call__(self, *arrays, out=None):
         """Results are new arrays, or written into `out` (one array or a tuple, one per result). An `out`
         that overlaps an argument gets numpy's semantics: the result is computed apart, then copied."""
+        plan = self._known(arrays) if out is None else None
+        if plan is not None:
+            outs = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
+            self._call(plan, data_addresses((*arrays, *outs)))
+            return outs[0] if len(outs) == 1 else tuple(outs)
         self._validate(arrays)
         plan = self._plan(arrays)
-        outs = self._outputs(plan[0], out)
-        inputs = [data_address(a) for a in arrays]
-        outputs = [data_address(o) for o in outs]
+        outs = self._outputs(plan.results, out)
+        inputs, outputs = data_addresses(arrays), data_addresses(outs)
         if out is not None and _overlap(arrays, inputs, outs, outputs):
-            apart = [np.empty(s, d) for s, d in zip(plan[0], self._result_dtypes)]
-            self._call(plan, inputs + [data_address(t) for t in apart])
+            apart = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
+            self._call(plan, inputs + data_addresses(apart))
             for o, r in zip(outs, apart):
                 o[...] = r
         else:
@@ -150,7 +182,7 @@ class Function:
         if buffer is None:
             ranks = [len(spec["shape"]) for spec in (*self.rules["args"], *self.rules["results"])]
             buffer = self._per_thread.buffer = DescriptorBuffer(ranks)
-        packed = buffer.write(plan[1], plan[2], addresses)
+        packed = buffer.write(plan.words, plan.starts, addresses)
         if self._packed:
             self._entry(packed)
         else:

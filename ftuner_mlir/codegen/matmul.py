@@ -126,13 +126,16 @@ def masked_ukernel_name(rows: int, width: int, dtype: str, zero: bool = False) -
     return f"ftuner_uk_matmul_{rows}xm{width}{_z(zero)}_{dtype}"
 
 
-def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False) -> str:
+def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, chains: int = 1) -> str:
     """C += A.B (C = A.B with `zero`) on a `rows x w` tile, w < width columns known at run time: one
     `width`-lane vector per row under the mask of its first w lanes (masked loads and stores: lanes past
     w are never touched). Written as vector code: one masked B row and `rows` A broadcasts per
-    reduction step, the accumulators carried in registers."""
+    reduction step, the accumulators carried in registers. A tile of fewer rows than `chains` (the
+    FMAs the core needs in flight: ports x latency) splits the reduction over ceil(chains / rows) sets
+    of accumulators, summed at the end, so its FMAs do not wait on each other."""
     a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x?x{dtype}>", f"tensor<{rows}x?x{dtype}>"
     vec = f"vector<{width}x{dtype}>"
+    sets = -(-chains // rows)
     body = IRBody()
     zero_i, one = body.const(0), body.const(1)
     pad = body.op("pad", f"arith.constant 0.0 : {dtype}")
@@ -140,26 +143,56 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False) -
     w = body.op("w", f"tensor.dim %c, {one} : {c}")
     mask = body.op("mask", f"vector.create_mask {w} : vector<{width}xi1>")
     row_index = [body.const(i) for i in range(rows)]
+    zeros = body.op("zero", f"arith.constant dense<0.0> : {vec}")
     if zero:
-        init = [body.op("zero", f"arith.constant dense<0.0> : {vec}")] * rows
+        init = [zeros] * rows
     else:
         init = [body.op("c", f"vector.transfer_read %c[{r}, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {c}, {vec}")
                 for r in row_index]
-    accs = [f"%x{i}" for i in range(rows)]
-    carried = ", ".join(f"{x} = {v}" for x, v in zip(accs, init))
-    body(f"%acc:{rows} = scf.for %kk = {zero_i} to {k} step {one} iter_args({carried}) -> ({', '.join([vec] * rows)}) {{")
-    brow = body.op("b", f"vector.transfer_read %b[%kk, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {b}, {vec}")
-    steps = []
-    for r, x in zip(row_index, accs):
-        # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
-        element = body.op("a", f"vector.transfer_read %a[{r}, %kk], {pad} {{in_bounds = [true]}} : {a}, vector<1x{dtype}>")
-        spread = body.op("s", f"vector.broadcast {element} : vector<1x{dtype}> to {vec}")
-        steps.append(body.op("y", f"vector.fma {spread}, {brow}, {x} : {vec}"))
-    body(f"scf.yield {', '.join(steps)} : {', '.join([vec] * rows)}")
-    body("}")
+
+    def steps(kk: str, accs: list[str]) -> list[str]:
+        """One reduction step k = kk on the accumulators of every row."""
+        brow = body.op("b", f"vector.transfer_read %b[{kk}, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {b}, {vec}")
+        out = []
+        for r, x in zip(row_index, accs):
+            # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
+            element = body.op("a", f"vector.transfer_read %a[{r}, {kk}], {pad} {{in_bounds = [true]}} : {a}, vector<1x{dtype}>")
+            spread = body.op("s", f"vector.broadcast {element} : vector<1x{dtype}> to {vec}")
+            out.append(body.op("y", f"vector.fma {spread}, {brow}, {x} : {vec}"))
+        return out
+
+    def loop(start: str, stop: str, step: int, init: list[str], each) -> list[str]:
+        """scf.for over [start, stop) by `step` carrying `init`; `each(kk, carried)` gives the yields."""
+        result = body.fresh("acc")
+        carried = [body.fresh("x") for _ in init]
+        types = ", ".join([vec] * len(init))
+        iter_args = ", ".join(f"{x} = {v}" for x, v in zip(carried, init))
+        kk = body.fresh("kk")
+        body(f"{result}:{len(init)} = scf.for {kk} = {start} to {stop} step {body.const(step) if step > 1 else one} "
+             f"iter_args({iter_args}) -> ({types}) {{")
+        body(f"scf.yield {', '.join(each(kk, carried))} : {types}")
+        body("}")
+        return [f"{result}#{i}" for i in range(len(init))]
+
+    if sets == 1:
+        accs = loop(zero_i, k, 1, init, steps)
+    else:
+        whole = body.op("kw", f"arith.muli {body.op('kq', f'arith.divui {k}, {body.const(sets)} : index')}, "
+                              f"{body.const(sets)} : index")
+
+        def unrolled(kk, carried):
+            out = []
+            for i in range(sets):
+                at = kk if i == 0 else body.op("kk", f"arith.addi {kk}, {body.const(i)} : index")
+                out += steps(at, carried[i * rows:(i + 1) * rows])
+            return out
+        split = loop(zero_i, whole, sets, init + [zeros] * (rows * (sets - 1)), unrolled)
+        accs = loop(whole, k, 1, split[:rows], steps)
+        for i in range(1, sets):
+            accs = [body.op("sum", f"arith.addf {x}, {y} : {vec}") for x, y in zip(accs, split[i * rows:(i + 1) * rows])]
     out = "%c"
-    for i, r in enumerate(row_index):
-        out = body.op("o", f"vector.transfer_write %acc#{i}, {out}[{r}, {zero_i}], {mask} {{in_bounds = [true]}} : {vec}, {c}")
+    for x, r in zip(accs, row_index):
+        out = body.op("o", f"vector.transfer_write {x}, {out}[{r}, {zero_i}], {mask} {{in_bounds = [true]}} : {vec}, {c}")
     body(f"return {out} : {c}")
     return (f"func.func private @{masked_ukernel_name(rows, width, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
             f" attributes {{ftuner.masked_ukernel}} {{\n{body.text()}\n}}")
@@ -435,7 +468,7 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
         if uks.tail_width > 1:          # else every column strip is a whole vector (_strip_ranges)
             for rows in uks.row_sizes:
                 funcs[masked_ukernel_name(rows, uks.tail_width, uks.dtype, zero)] = emit_masked_ukernel(
-                    rows, uks.tail_width, uks.dtype, zero)
+                    rows, uks.tail_width, uks.dtype, zero, uks.chains)
     if prepacked:
         return funcs
     if packs_b(uks) and not uks.transpose_b:

@@ -12,7 +12,7 @@ from ..ukernel.space import UKernelSet
 PARALLEL_OUTER_ATTR = "ftuner.parallel_outer"
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
-_INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes")
+_INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains")
 _GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 
 
@@ -25,13 +25,15 @@ def ukernel_set_to_attr(uks: UKernelSet) -> ir.Attribute:
 
 
 def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
-    """Raises ValueError naming what is missing or wrong."""
+    """Raises ValueError naming what is missing or wrong; a field with a default may be left out."""
     if not isinstance(attr, ir.DictAttr):
         raise ValueError(f"{ATTR} must be a dictionary attribute")
     d = ir.DictAttr(attr)
     values = {}
     for f in dataclasses.fields(UKernelSet):
         if f.name not in d:
+            if f.default is not dataclasses.MISSING:
+                continue
             raise ValueError(f"{ATTR} lacks field '{f.name}'")
         raw = d[f.name]
         if f.name in _INT_FIELDS:
@@ -53,7 +55,7 @@ def gpu_set_to_attr(uks: GpuUKernelSet) -> ir.Attribute:
 
 
 def gpu_set_from_attr(attr: ir.Attribute) -> GpuUKernelSet:
-    """Raises ValueError naming what is missing or wrong."""
+    """Raises ValueError naming what is missing or wrong; a field with a default may be left out."""
     if not isinstance(attr, ir.DictAttr):
         raise ValueError(f"{GPU_ATTR} must be a dictionary attribute")
     for key in ("family", "dtype", "body", "edge", "sms"):

@@ -125,12 +125,13 @@ class UKernelSet(OfFamily):
     nc: int       # max columns per cache block (multiple of nr)
     cores: int
     lanes: int = 16   # elements per vector register: the tile of the B^T packing transposes
+    chains: int = 8   # FMAs the core keeps in flight (ports x latency): independent accumulators needed
 
     def __post_init__(self):
         family_named(self.family)          # a ValueError naming the known families
         if self.dtype not in ELEMENT_BITS:
             raise ValueError(f"unsupported element type {self.dtype!r}; expected one of {sorted(ELEMENT_BITS)}")
-        for name in ("mr", "nr", "kc", "mc", "nc", "cores", "lanes"):
+        for name in ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"uKernel set field {name} must be positive")
         if self.mc % self.mr or self.nc % self.nr:
@@ -184,4 +185,5 @@ def select(target: CpuTarget, family: str, dtype: str = "f32", tile: RegisterTil
     span = _largest_power_of_two_at_most(target.l2_bytes / 4 / (kc * elem))
     mc = max(best.mr, span // best.mr * best.mr)
     nc = max(best.nr, span // best.nr * best.nr)
-    return UKernelSet(family, dtype, best.mr, best.nr, kc, mc, nc, target.cores, target.lanes(ELEMENT_BITS[dtype]))
+    return UKernelSet(family, dtype, best.mr, best.nr, kc, mc, nc, target.cores, target.lanes(ELEMENT_BITS[dtype]),
+                      target.fma_ports * target.fma_latency)

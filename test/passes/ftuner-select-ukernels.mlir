@@ -7,10 +7,10 @@
 // AVX2, f32: 8 lanes, 16 registers: 4x16 (11 registers, FMA-bound; 8x8 is load-bound); L2 512 KiB.
 // AVX512-LABEL: func.func @matmul(
 // AVX512:         linalg.matmul
-// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 16 : i64, mc = 512 : i64, mr = 8 : i64, nc = 512 : i64, nr = 32 : i64}
+// AVX512-SAME:      ftuner.ukernels = {chains = 8 : i64, cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 16 : i64, mc = 512 : i64, mr = 8 : i64, nc = 512 : i64, nr = 32 : i64}
 // AVX2-LABEL:  func.func @matmul(
 // AVX2:           linalg.matmul
-// AVX2-SAME:        ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 256 : i64, lanes = 8 : i64, mc = 128 : i64, mr = 4 : i64, nc = 128 : i64, nr = 16 : i64}
+// AVX2-SAME:        ftuner.ukernels = {chains = 8 : i64, cores = 2 : i64, dtype = "f32", family = "matmul", kc = 256 : i64, lanes = 8 : i64, mc = 128 : i64, mr = 4 : i64, nc = 128 : i64, nr = 16 : i64}
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
@@ -68,7 +68,7 @@ func.func @unsupported(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?x
 // whose filter size is only known at run time stays a loop nest.
 // AVX512-LABEL: func.func @conv(
 // AVX512:         linalg.conv_2d_nchw_fchw
-// AVX512-SAME:      ftuner.ukernels = {cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 16 : i64, mc = 512 : i64, mr = 8 : i64, nc = 512 : i64, nr = 32 : i64}
+// AVX512-SAME:      ftuner.ukernels = {chains = 8 : i64, cores = 2 : i64, dtype = "f32", family = "matmul", kc = 128 : i64, lanes = 16 : i64, mc = 512 : i64, mr = 8 : i64, nc = 512 : i64, nr = 32 : i64}
 // AVX512:         linalg.conv_2d_nchw_fchw
 // AVX512-NOT:       ftuner.ukernels
 // AVX512-SAME:      -> tensor<?x?x?x?xf32>

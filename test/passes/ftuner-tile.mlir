@@ -84,21 +84,36 @@ func.func @untouched(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf3
 
 // The masked tail: vector code, one 16-lane vector per row under the mask of the tile's first w lanes;
 // C read and written once under the mask, a masked B row and a broadcast A element per row each step.
+// Four rows are fewer than the 8 FMAs the core keeps in flight (the set's default `chains`), so the
+// reduction runs two steps at a time into two sets of accumulators (the second starts at zero), the
+// odd last step goes into the first set, and the sets are summed before the store.
 // CHECK-LABEL: func.func private @ftuner_uk_matmul_4xm16_f32(
 // CHECK-SAME:      %[[TA:[^:]+]]: tensor<4x?xf32>, %[[TB:[^:]+]]: tensor<?x?xf32>, %[[TC:[^:]+]]: tensor<4x?xf32>) -> tensor<4x?xf32>
 // CHECK-SAME:      attributes {ftuner.masked_ukernel}
 // CHECK:         %[[K:.*]] = tensor.dim %[[TA]], %c1
 // CHECK:         %[[TW:.*]] = tensor.dim %[[TC]], %c1
 // CHECK:         %[[MASK:.*]] = vector.create_mask %[[TW]] : vector<16xi1>
+// CHECK:         %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // CHECK-COUNT-4: vector.transfer_read %[[TC]][{{.*}}], %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<4x?xf32>, vector<16xf32>
-// CHECK:         %[[ACC:.*]]:4 = scf.for %[[KK:.*]] = %c0 to %[[K]] step %c1 iter_args(
+// CHECK:         %[[HALF:.*]] = arith.divui %[[K]], %[[TWO:.*]] : index
+// CHECK:         %[[EVEN:.*]] = arith.muli %[[HALF]], %{{.*}} : index
+// CHECK:         %[[SETS:.*]]:8 = scf.for %[[KK:.*]] = %c0 to %[[EVEN]] step %{{.*}} iter_args(
+// CHECK-SAME:        %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]], %{{.*}} = %[[ZERO]])
 // CHECK:           %[[BROW:.*]] = vector.transfer_read %[[TB]][%[[KK]], %c0], %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<?x?xf32>, vector<16xf32>
 // CHECK:           %[[E:.*]] = vector.transfer_read %[[TA]][%{{.*}}, %[[KK]]], %{{.*}} {in_bounds = [true]} : tensor<4x?xf32>, vector<1xf32>
 // CHECK:           %[[S:.*]] = vector.broadcast %[[E]] : vector<1xf32> to vector<16xf32>
 // CHECK:           vector.fma %[[S]], %[[BROW]], %{{.*}} : vector<16xf32>
 // CHECK-COUNT-3:   vector.fma
+// CHECK:           %[[NEXT:.*]] = arith.addi %[[KK]], %{{.*}} : index
+// CHECK:           vector.transfer_read %[[TB]][%[[NEXT]], %c0], %{{.*}}, %[[MASK]]
+// CHECK-COUNT-4:   vector.fma
 // CHECK:           scf.yield
-// CHECK:         vector.transfer_write %[[ACC]]#0, %[[TC]][%c0{{.*}}, %c0], %[[MASK]] {in_bounds = [true]}
+// CHECK:         %[[ACC:.*]]:4 = scf.for %{{.*}} = %[[EVEN]] to %[[K]] step %c1 iter_args(%{{.*}} = %[[SETS]]#0, %{{.*}} = %[[SETS]]#1, %{{.*}} = %[[SETS]]#2, %{{.*}} = %[[SETS]]#3)
+// CHECK-COUNT-4:   vector.fma
+// CHECK:           scf.yield
+// CHECK:         %[[SUM:.*]] = arith.addf %[[ACC]]#0, %[[SETS]]#4 : vector<16xf32>
+// CHECK-COUNT-3: arith.addf
+// CHECK:         vector.transfer_write %[[SUM]], %[[TC]][%c0{{.*}}, %c0], %[[MASK]] {in_bounds = [true]}
 // CHECK-COUNT-3: vector.transfer_write {{.*}}, %[[MASK]]
 // CHECK-NEXT:    return
 // CHECK-NOT:     func.func private @ftuner_uk_matmul_4x8_f32(

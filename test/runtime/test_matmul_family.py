@@ -117,6 +117,17 @@ def test_batch_matmul(exes, rng, shape):
     assert_matches(out, a.astype(np.float64) @ b.astype(np.float64), np.abs(a).astype(np.float64) @ np.abs(b))
 
 
+@pytest.mark.parametrize("target", ["host", "amd-zen4"])
+def test_masked_tails_with_split_reductions(rng, target):
+    """Masked column tails of every row count (1..7 past the 8-row body), with reductions split over
+    several accumulator sets (8 FMAs in flight on Intel, 4 on Zen 4): lengths below, at and past a
+    multiple of the sets, and past one reduction block (kc), where the tail adds onto C."""
+    exe = ftuner_mlir.compile(models.matmul(), target=target)
+    for m in range(1, 16):
+        for k in (1, 2, 3, 7, 8, 9, 33, 301):
+            _matmul_case(rng, exe, m, 5 if k % 2 else 16 + 11, k)
+
+
 def test_matmul_then_bias_relu(exes, rng):
     clipped = kept = 0
     for m, n, k in [(1, 1, 1), (5, 7, 3), (16, 2304, 768), (97, 33, 129)]:

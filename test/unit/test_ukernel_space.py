@@ -52,6 +52,7 @@ def test_port_model_by_hand_intel_sapphire_rapids():
     assert (u.mr, u.nr) == (8, 32)
     assert u.kc == 256                       # A strip in L1/6: 48 KiB / 6 / (8 * 4 B) = 256
     assert (u.mc, u.nc) == (512, 512)        # 2 MiB / 4 / (256 * 4 B) = 512
+    assert u.chains == 8                     # 2 FMA ports x latency 4: a masked tail of < 8 rows splits K
 
 
 def test_port_model_by_hand_amd_zen4():
@@ -68,6 +69,7 @@ def test_port_model_by_hand_amd_zen4():
     assert (u.mr, u.nr) == (8, 32)           # intensity 12.8 beats 8x16's 10.7
     assert u.kc == 128                       # 32 KiB / 6 / (8 * 4 B) = 170 -> 128
     assert (u.mc, u.nc) == (512, 512)        # 1 MiB / 4 / (128 * 4 B) = 512
+    assert u.chains == 4                     # 1 port x latency 4
 
 
 def test_port_model_by_hand_avx2():

@@ -19,7 +19,7 @@ from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily
 from ..ir.build import DYNAMIC, cast, dim, family_matmul, index, reassociation
-from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, ukernel_set_to_attr
+from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, parallel_outer, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
 
@@ -145,21 +145,23 @@ class _Conv:
         return _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), gemm
 
     def nchw_batched(self):
-        """Patches [N*OH*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [N*OH*OW, F], added transposed
-        onto the NCHW init in one pass."""
+        """Patches [OH*N*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [OH*N*OW, F], added transposed
+        onto the NCHW init in one pass. The rows go by output row first so the gather has a task per
+        output row and the add one per filter, batch 1 included."""
         dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
-        patches = _patches(self.fam, self.x, s, self.strides, self.dilations, ("n", "oh", "ow", "c", "kh", "kw"))
-        patches.owner.attributes[PARALLEL_OUTER_ATTR] = ir.UnitAttr.get()   # one task per image
+        patches = _patches(self.fam, self.x, s, self.strides, self.dilations, ("oh", "n", "ow", "c", "kh", "kw"))
+        patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(2)   # a task per output row and image
         a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         rows = arith.MulIOp(arith.MulIOp(s["n"], s["oh"]).result, s["ow"]).result
         zero = arith.ConstantOp(self.element, ir.FloatAttr.get(self.element, 0.0)).result
         acc = linalg.fill(zero, outs=[tensor.EmptyOp([rows, f], self.element).result])
         product, gemm = _matmul(a, _collapse(self.w, [[0], [1, 2, 3]], [f, k]), acc, self._set("matmul_transpose_b"),
                                 "matmul_transpose_b")
-        nhwc = _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f])
-        d = _dims(4)          # (n, f, oh, ow)
-        added = _generic([nhwc], self.init, [_map(4, [d[0], d[2], d[3], d[1]]), _map(4, d)],
+        by_rows = _expand(product, [[0, 1, 2], [3]], [s["oh"], s["n"], s["ow"], f])
+        d = _dims(4)          # (f, n, oh, ow): one task per filter
+        added = _generic([by_rows], self.init, [_map(4, [d[2], d[1], d[3], d[0]]), _map(4, [d[1], d[0], d[2], d[3]])],
                          lambda v, out: arith.AddFOp(out, v).result)
+        added.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(1)
         return added, gemm
 
     def nchw_per_image(self):
@@ -180,7 +182,7 @@ class _Conv:
                                         ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
             patches = _patches(self.fam, one, {name: v for name, v in s.items() if name != "n"},
                                self.strides, self.dilations)
-            patches.owner.attributes[PARALLEL_OUTER_ATTR] = ir.UnitAttr.get()   # one task per channel
+            patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(1)   # one task per channel
             b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
             product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), self._set("matmul"))
             scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])

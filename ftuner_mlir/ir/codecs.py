@@ -8,8 +8,13 @@ from mlir import ir
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 from ..ukernel.space import UKernelSet
 
-# An op an emitter marks to run over the cores (one task per index of its outermost dim)
+# An op an emitter marks to run over the cores: one task per index of its outermost dims (an i64 attribute:
+# how many, 1 or 2; parallel_outer() makes it)
 PARALLEL_OUTER_ATTR = "ftuner.parallel_outer"
+
+
+def parallel_outer(dims: int = 1) -> ir.Attribute:
+    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dims)
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
 _INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains")

@@ -60,16 +60,17 @@ VECTORIZE_UKERNELS = transform_script("""\
     }
 """.replace("UNROLL", str(UKERNEL_K_UNROLL)))
 
-# Copies the emitters mark (conv2d's im2col) run over the cores: one task per index of their outermost dim.
-PARALLEL_COPIES = transform_script(f"""\
-    %copies = transform.structured.match ops{{["linalg.generic"]}} attributes{{{PARALLEL_OUTER_ATTR}}} in %root
-        : (!transform.any_op) -> !transform.any_op
-    transform.foreach %copies : !transform.any_op {{
+# Copies the emitters mark (conv2d's im2col) run over the cores: one task per index of their outermost
+# dims (the attribute's value says how many: 1 or 2).
+PARALLEL_COPIES = transform_script("".join(f"""\
+    %copies{dims} = transform.structured.match ops{{["linalg.generic"]}}
+        attributes{{{PARALLEL_OUTER_ATTR} = {dims} : i64}} in %root : (!transform.any_op) -> !transform.any_op
+    transform.foreach %copies{dims} : !transform.any_op {{
     ^bb0(%copy: !transform.any_op):
-      %tiled, %loop = transform.structured.tile_using_forall %copy tile_sizes [1]
+      %tiled, %loop = transform.structured.tile_using_forall %copy tile_sizes [{", ".join(["1"] * dims)}]
           : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     }}
-""")
+""" for dims in (1, 2)))
 
 
 # Ops that are a composition of others (linalg.softmax: max, sub, exp, sum, div) become those ops.

@@ -1,10 +1,17 @@
 // RUN: ftuner-opt %s --split-input-file --ftuner-tile --canonicalize | FileCheck %s
+// RUN: ftuner-opt %s --split-input-file --ftuner-tile --canonicalize | FileCheck %s --check-prefix=MAPS
 
 // NCHW conv, two GEMM forms chosen at run time by the output image's pixel count (< 256: small images).
-// Small: all images' patches as rows [N*OH*OW, C*KH*KW] times the filter [F, C*KH*KW]^T into zeros
-// (the zero-init dispatch), then one pass adds the product, transposed to NCHW, onto the init.
+// Small: all images' patches as rows [OH*N*OW, C*KH*KW] (by output row, then image: the gather runs a
+// task per (output row, image), batch 1 too) times the filter [F, C*KH*KW]^T into zeros (the zero-init
+// dispatch), then one pass, a task per filter, adds the product, transposed to NCHW, onto the init.
 // Large: one image at a time, an im2col generic gathers [C, KH, KW, OH, OW] from the image and the GEMM
 // accumulates into the output's image viewed as [F, OH*OW]. The conv itself is gone.
+// The small-image gather's loops are (oh, n, ow, c, kh, kw) at stride 2, the add's (f, n, oh, ow).
+// MAPS:        affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d3, d0 * 2 + d4, d2 * 2 + d5)>
+// MAPS-NEXT:   affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+// MAPS-NEXT:   affine_map<(d0, d1, d2, d3) -> (d2, d1, d3, d0)>
+// MAPS-NEXT:   affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
 // CHECK-LABEL: func.func @nchw(
 // CHECK-SAME:      %[[X:.*]]: tensor<?x5x?x?xf32>, %[[W:.*]]: tensor<7x5x3x3xf32>, %[[INIT:.*]]: tensor<?x7x?x?xf32>
 // CHECK-NOT:     linalg.conv_2d
@@ -12,12 +19,12 @@
 // CHECK:         %[[FEW:.*]] = arith.cmpi ult, %[[PIX]], %c256
 // CHECK:         scf.if %[[FEW]] -> (tensor<?x7x?x?xf32>) {
 // CHECK:           linalg.generic
-// CHECK-SAME:        ins(%[[X]] : tensor<?x5x?x?xf32>) outs(%{{.*}} : tensor<?x?x?x5x3x3xf32>) attrs = {ftuner.parallel_outer}
+// CHECK-SAME:        ins(%[[X]] : tensor<?x5x?x?xf32>) outs(%{{.*}} : tensor<?x?x?x5x3x3xf32>) attrs = {ftuner.parallel_outer = 2 : i64}
 // CHECK:           tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<?x?x?x5x3x3xf32> into tensor<?x45xf32>
 // CHECK:           call @ftuner_dispatch_matmul_transpose_b_4x16_mc64_nc64_kc32_p2_z_f32(
 // CHECK:           tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2], [3]]
 // CHECK:           linalg.generic
-// CHECK-SAME:        outs(%[[INIT]] : tensor<?x7x?x?xf32>)
+// CHECK-SAME:        outs(%[[INIT]] : tensor<?x7x?x?xf32>) attrs = {ftuner.parallel_outer = 1 : i64}
 // CHECK:             arith.addf
 // CHECK:         } else {
 // CHECK-DAG:       %[[OUT:.*]] = tensor.collapse_shape %[[INIT]] {{\[}}[0], [1], [2, 3]] : tensor<?x7x?x?xf32> into tensor<?x7x?xf32>

@@ -15,7 +15,7 @@ with the number of sibling loops that thread a tensor through one function body.
 from __future__ import annotations
 
 from ..ukernel.cover import IntArith, block_shape
-from ..ukernel.space import UKernelSet
+from ..ukernel.space import ELEMENT_BITS, UKernelSet
 from .text import IRBody
 
 
@@ -205,10 +205,16 @@ def emit_transpose_ukernel(size: int, dtype: str) -> str:
             f"  return %r : {t}\n}}")
 
 
-# A plain matmul packs its B block only for blocks of at least this many rows: the pack writes and
-# rereads the block, which a few row strips do not repay (GPT-2's layer at 80 rows: 16.7 ms packed
-# against 10.0 in place; at 2048 rows 8% faster packed).
+# A plain matmul packs its B block for blocks of at least PACK_MIN_ROWS rows (the pack writes and rereads
+# the block, which a few row strips do not repay: GPT-2's layer at 80 rows, N = 768, gains nothing), and
+# from PACK_MIN_ROW_STRIPS strips of rows on when B's rows are a page or more apart: an in-place panel
+# then touches a new page with every row (the TLB and the prefetchers lose it). Measured same process,
+# 2 threads, packed/in place: [80 x 768] x [768 x 2304] 1.20x, [96 x 768] x [768 x 3072] 1.42x,
+# [64 x 576] x [576 x 3136] (a ResNet layer1 conv per image) 1.06-1.24x, [128 x 256] x [256 x 3136] 1.27x;
+# at N = 500..1000 0.9-1.0x, below 8 strips 0.5-0.9x.
 PACK_MIN_ROWS = 256
+PACK_MIN_ROW_STRIPS = 8
+PAGE_BYTES = 4096
 
 
 def packs_b(uks: UKernelSet) -> bool:
@@ -388,6 +394,11 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
                         f"[{lead_stride}1, 1] : {t} to {t2}")
     row_ranges = _strip_ranges(b, bm, uks.row_sizes)
     kc = b.const(uks.kc)
+    if packs_b(uks) and not uks.transpose_b and not prepacked:
+        many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
+        some_rows = b.op("some", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROW_STRIPS * uks.mr)} : index")
+        far_rows = b.op("far", f"arith.cmpi uge, {n}, {b.const(PAGE_BYTES // (ELEMENT_BITS[dt] // 8))} : index")
+        pack_b = b.op("pack", f"arith.ori {many_rows}, {b.op('wide', f'arith.andi {some_rows}, {far_rows} : i1')} : i1")
 
     def k_block(k0: str, c_in: str, overwrite: bool) -> str:
         """The block's rows over reduction indices [k0, k0 + kc): C_in + A.B, or A.B with `overwrite`."""
@@ -408,8 +419,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
                             f"[{lead_stride}1, 1] : {t} to {t2}")
         if not packs_b(uks):
             return row_strips(ablk, bblk, c_in, overwrite, packed=False)
-        many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
-        return b.if_else("blk", many_rows, t2,
+        return b.if_else("blk", pack_b, t2,
                          lambda: row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, packed=True),
                          lambda: row_strips(ablk, bblk, c_in, overwrite, packed=False))
 

@@ -14,7 +14,7 @@ with the number of sibling loops that thread a tensor through one function body.
 """
 from __future__ import annotations
 
-from ..ukernel.cover import IntArith, block_shape
+from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
 from ..ukernel.space import ELEMENT_BITS, UKernelSet
 from .text import IRBody
 
@@ -46,29 +46,21 @@ class IRArith(IntArith):
     def mul(self, x, y):
         return self._binary("muli", x, y)
 
+    def add(self, x, y):
+        return self._binary("addi", x, y)
+
+    def sub(self, x, y):
+        return self._binary("subi", x, y)
+
+    def rem(self, x, y):
+        return self._binary("remui", x, y)
+
+    def bit_and(self, x, y):
+        return self._binary("andi", x, y)
+
     def if_at_most(self, a, b, then, otherwise):
         at_most = self.b.op("le", f"arith.cmpi ule, {a}, {b} : index")
         return self.b.op("sel", f"arith.select {at_most}, {then}, {otherwise} : index")
-
-
-MASKED = 0      # the strip size of a masked tail in _strip_ranges
-
-
-def _strip_ranges(b: IRBody, extent: str, sizes: tuple[int, ...], tail: int = 1) -> list[tuple[int, str, str]]:
-    """(size, lo, hi) per strip size: [0, body) for the body size, then one range per binary digit; with
-    tail > 1, last the range of the masked tail (size MASKED): [lo, extent), fewer than `tail` elements."""
-    body = b.const(sizes[0])
-    rest = b.op("rem", f"arith.remui {extent}, {body} : index")
-    lo = b.op("full", f"arith.subi {extent}, {rest} : index")
-    ranges = [(sizes[0], b.const(0), lo)]
-    for size in sizes[1:]:
-        count = b.op("n", f"arith.andi {rest}, {b.const(size)} : index")
-        hi = b.op("hi", f"arith.addi {lo}, {count} : index")
-        ranges.append((size, lo, hi))
-        lo = hi
-    if tail > 1:
-        ranges.append((MASKED, lo, extent))
-    return ranges
 
 
 def _dyn(rank: int, dtype: str) -> str:
@@ -329,7 +321,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
     one = b.const(1)
     kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
     bn = b.op("bn", f"tensor.dim %c, {one} : {t}")
-    col_ranges = _strip_ranges(b, bn, uks.col_sizes, uks.tail_width)
+    col_ranges = strip_bounds(bn, uks.col_sizes, uks.tail_width, IRArith(b))
     width = b.const(uks.nr) if packed else None      # panel p of column j: j / nr, at j % nr
     b(f"%res = scf.for %i = %lo to %hi step {b.const(rows)} iter_args(%acc = %c) -> ({t}) {{")
     acc = "%acc"
@@ -392,7 +384,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
     bn = b.op("bn", f"arith.minui {b.op('left', f'arith.subi {n}, %j0 : index')}, {nc} : index")
     cblk = b.op("cblk", f"tensor.extract_slice %o[{lead_off}%i0, %j0] [{lead_size}{bm}, {bn}] "
                         f"[{lead_stride}1, 1] : {t} to {t2}")
-    row_ranges = _strip_ranges(b, bm, uks.row_sizes)
+    row_ranges = strip_bounds(bm, uks.row_sizes, ar=IRArith(b))
     kc = b.const(uks.kc)
     if packs_b(uks) and not uks.transpose_b and not prepacked:
         many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
@@ -475,7 +467,7 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
         for rows, cols in uks.ukernels():
             funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero,
                                                                             unroll=cols == uks.nr)
-        if uks.tail_width > 1:          # else every column strip is a whole vector (_strip_ranges)
+        if uks.tail_width > 1:          # else every column strip is a whole vector (strip_bounds)
             for rows in uks.row_sizes:
                 funcs[masked_ukernel_name(rows, uks.tail_width, uks.dtype, zero)] = emit_masked_ukernel(
                     rows, uks.tail_width, uks.dtype, zero, uks.chains)

@@ -32,6 +32,11 @@ class IntArith:
     floor_div = staticmethod(lambda a, b: a // b)
     if_at_most = staticmethod(lambda a, b, then, otherwise: then if a <= b else otherwise)
 
+    add = staticmethod(lambda a, b: a + b)
+    sub = staticmethod(lambda a, b: a - b)
+    rem = staticmethod(lambda a, b: a % b)
+    bit_and = staticmethod(lambda a, b: a & b)
+
     def round_up(self, a, b):
         return self.mul(self.ceil_div(a, b), b)
 
@@ -60,15 +65,36 @@ def block_shape(uks: UKernelSet, batch, m, n, ar=IntArith()) -> tuple:
     return mc, nc
 
 
+MASKED = 0      # the strip size of a masked tail in strip_bounds
+
+
+def strip_bounds(extent, sizes: tuple[int, ...], tail: int = 1, ar=IntArith()) -> list[tuple]:
+    """(size, lo, hi) per strip size, covering [0, extent) exactly: [0, body) in body strips, then one
+    range per binary digit of the rest (empty or one strip); with tail > 1, last the range of the masked
+    tail (size MASKED), fewer than `tail` elements. The row and column loops of the generated code are
+    these ranges (codegen/matmul.py runs it on IR values)."""
+    body = ar.const(sizes[0])
+    rest = ar.rem(extent, body)
+    lo = ar.sub(extent, rest)
+    ranges = [(sizes[0], ar.const(0), lo)]
+    for size in sizes[1:]:
+        hi = ar.add(lo, ar.bit_and(rest, ar.const(size)))
+        ranges.append((size, lo, hi))
+        lo = hi
+    if tail > 1:
+        ranges.append((MASKED, lo, extent))
+    return ranges
+
+
 def strips(extent: int, sizes: tuple[int, ...], tail: int = 1) -> list[tuple[int, int]]:
-    """(size, count) strips covering `extent` exactly: body strips, one per binary digit of the rest
-    down to `tail`, then (with tail > 1) one masked strip of the last `extent % tail` elements."""
-    body = sizes[0]
-    out = [(body, extent // body)]
-    rest = extent % body
-    out += [(s, 1 if rest & s else 0) for s in sizes[1:]]
-    if tail > 1 and rest % tail:
-        out.append((rest % tail, 1))
+    """(size, count) strips covering `extent` exactly (strip_bounds): body strips, one per binary digit
+    of the rest down to `tail`, then (with tail > 1) one masked strip of the last `extent % tail`."""
+    out = []
+    for size, lo, hi in strip_bounds(extent, sizes, tail):
+        if size != MASKED:
+            out.append((size, (hi - lo) // size))
+        elif hi > lo:
+            out.append((hi - lo, 1))
     return out
 
 

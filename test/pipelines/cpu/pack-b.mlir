@@ -29,9 +29,19 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
 // CHECK-SAME:    %arg1: tensor<?x?x32xf32>
 // CHECK-LABEL: func.func private @ftuner_rows_8_n32_f32(
 // CHECK-SAME:    %arg1: tensor<?x?xf32>
+// The pack is vector code: one 32-lane row read and written per panel row; the last panel's columns
+// under a mask of the bn % 32 live lanes (never past the block).
 // CHECK-LABEL: func.func private @ftuner_pack_b_n32_f32(
-// CHECK:         scf.for
-// CHECK:           linalg.copy
-// CHECK:           tensor.insert_slice {{.*}} [1, %{{.*}}, %c32{{.*}}] [1, 1, 1] : tensor<?x?xf32> into tensor<?x?x32xf32>
+// CHECK-SAME:      %[[SRC:[^:]+]]: tensor<?x?xf32>, %[[DST:[^:]+]]: tensor<?x?x32xf32>)
+// CHECK:         %[[FULL:.*]] = scf.for %[[P:.*]] = %c0 to %{{.*}} step %c1 iter_args(
+// CHECK:           %[[J:.*]] = arith.muli %[[P]], %c32
+// CHECK:           scf.for %[[K:.*]] = %c0 to %{{.*}} step %c1
+// CHECK:             %[[ROW:.*]] = vector.transfer_read %[[SRC]][%[[K]], %[[J]]], %{{.*}} {in_bounds = [true]} : tensor<?x?xf32>, vector<32xf32>
+// CHECK:             vector.transfer_write %[[ROW]], %{{.*}}[%[[P]], %[[K]], %c0] {in_bounds = [true]} : vector<32xf32>, tensor<?x?x32xf32>
+// CHECK:         %[[REST:.*]] = arith.subi
+// CHECK:         %[[MASK:.*]] = vector.create_mask %[[REST]] : vector<32xi1>
 // CHECK:         scf.if
-// CHECK:           linalg.copy
+// CHECK:           scf.for
+// CHECK:             vector.transfer_read %[[SRC]][%{{.*}}], %{{.*}}, %[[MASK]] {in_bounds = [true]}
+// CHECK:             vector.transfer_write %{{.*}}, %[[MASK]] {in_bounds = [true]}
+// CHECK-NOT:     linalg.copy

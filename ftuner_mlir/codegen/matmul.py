@@ -118,39 +118,51 @@ def masked_ukernel_name(rows: int, width: int, dtype: str, zero: bool = False) -
     return f"ftuner_uk_matmul_{rows}xm{width}{_z(zero)}_{dtype}"
 
 
-def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, chains: int = 1) -> str:
-    """C += A.B (C = A.B with `zero`) on a `rows x w` tile, w < width columns known at run time: one
-    `width`-lane vector per row under the mask of its first w lanes (masked loads and stores: lanes past
-    w are never touched). Written as vector code: one masked B row and `rows` A broadcasts per
-    reduction step, the accumulators carried in registers. A tile of fewer rows than `chains` (the
-    FMAs the core needs in flight: ports x latency) splits the reduction over ceil(chains / rows) sets
-    of accumulators, summed at the end, so its FMAs do not wait on each other."""
+def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, chains: int = 1,
+                        lanes: int | None = None) -> str:
+    """C += A.B (C = A.B with `zero`) on a `rows x w` tile, w <= width columns known at run time, as
+    vector code: `width / lanes` vectors per row (one when `lanes` is not given), the last under the mask
+    of its live lanes (masked loads and stores: lanes past w are never touched). Each reduction step
+    reads the B row's vectors and broadcasts each A element once for all of them; the accumulators are
+    carried in registers. A tile of fewer accumulators than `chains` (the FMAs the core needs in flight:
+    ports x latency) splits the reduction over that many sets of accumulators, summed at the end, so its
+    FMAs do not wait on each other."""
+    lanes = lanes or width
+    vectors = width // lanes
     a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x?x{dtype}>", f"tensor<{rows}x?x{dtype}>"
-    vec = f"vector<{width}x{dtype}>"
-    sets = -(-chains // rows)
+    vec = f"vector<{lanes}x{dtype}>"
+    count = rows * vectors                       # accumulators of one set
+    sets = -(-chains // count)
     body = IRBody()
     zero_i, one = body.const(0), body.const(1)
     pad = body.op("pad", f"arith.constant 0.0 : {dtype}")
     k = body.op("k", f"tensor.dim %a, {one} : {a}")
     w = body.op("w", f"tensor.dim %c, {one} : {c}")
-    mask = body.op("mask", f"vector.create_mask {w} : vector<{width}xi1>")
+    offsets = [zero_i] + [body.const(v * lanes) for v in range(1, vectors)]
+    live = body.op("live", f"arith.subi {w}, {offsets[-1]} : index") if vectors > 1 else w
+    mask = body.op("mask", f"vector.create_mask {live} : vector<{lanes}xi1>")
+    masks = [""] * (vectors - 1) + [f", {mask}"]  # the last vector is the masked one
     row_index = [body.const(i) for i in range(rows)]
     zeros = body.op("zero", f"arith.constant dense<0.0> : {vec}")
+    tiles = [(r, v) for r in range(rows) for v in range(vectors)]
     if zero:
-        init = [zeros] * rows
+        init = [zeros] * count
     else:
-        init = [body.op("c", f"vector.transfer_read %c[{r}, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {c}, {vec}")
-                for r in row_index]
+        init = [body.op("c", f"vector.transfer_read %c[{row_index[r]}, {offsets[v]}], {pad}{masks[v]} "
+                             f"{{in_bounds = [true]}} : {c}, {vec}") for r, v in tiles]
 
     def steps(kk: str, accs: list[str]) -> list[str]:
         """One reduction step k = kk on the accumulators of every row."""
-        brow = body.op("b", f"vector.transfer_read %b[{kk}, {zero_i}], {pad}, {mask} {{in_bounds = [true]}} : {b}, {vec}")
+        brow = [body.op("b", f"vector.transfer_read %b[{kk}, {offsets[v]}], {pad}{masks[v]} {{in_bounds = [true]}} "
+                             f": {b}, {vec}") for v in range(vectors)]
         out = []
-        for r, x in zip(row_index, accs):
+        for r in range(rows):
             # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
-            element = body.op("a", f"vector.transfer_read %a[{r}, {kk}], {pad} {{in_bounds = [true]}} : {a}, vector<1x{dtype}>")
+            element = body.op("a", f"vector.transfer_read %a[{row_index[r]}, {kk}], {pad} {{in_bounds = [true]}} "
+                                   f": {a}, vector<1x{dtype}>")
             spread = body.op("s", f"vector.broadcast {element} : vector<1x{dtype}> to {vec}")
-            out.append(body.op("y", f"vector.fma {spread}, {brow}, {x} : {vec}"))
+            out += [body.op("y", f"vector.fma {spread}, {brow[v]}, {accs[r * vectors + v]} : {vec}")
+                    for v in range(vectors)]
         return out
 
     def loop(start: str, stop: str, step: int, init: list[str], each) -> list[str]:
@@ -176,15 +188,16 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
             out = []
             for i in range(sets):
                 at = kk if i == 0 else body.op("kk", f"arith.addi {kk}, {body.const(i)} : index")
-                out += steps(at, carried[i * rows:(i + 1) * rows])
+                out += steps(at, carried[i * count:(i + 1) * count])
             return out
-        split = loop(zero_i, whole, sets, init + [zeros] * (rows * (sets - 1)), unrolled)
-        accs = loop(whole, k, 1, split[:rows], steps)
+        split = loop(zero_i, whole, sets, init + [zeros] * (count * (sets - 1)), unrolled)
+        accs = loop(whole, k, 1, split[:count], steps)
         for i in range(1, sets):
-            accs = [body.op("sum", f"arith.addf {x}, {y} : {vec}") for x, y in zip(accs, split[i * rows:(i + 1) * rows])]
+            accs = [body.op("sum", f"arith.addf {x}, {y} : {vec}") for x, y in zip(accs, split[i * count:(i + 1) * count])]
     out = "%c"
-    for x, r in zip(accs, row_index):
-        out = body.op("o", f"vector.transfer_write {x}, {out}[{r}, {zero_i}], {mask} {{in_bounds = [true]}} : {vec}, {c}")
+    for x, (r, v) in zip(accs, tiles):
+        out = body.op("o", f"vector.transfer_write {x}, {out}[{row_index[r]}, {offsets[v]}]{masks[v]} "
+                           f"{{in_bounds = [true]}} : {vec}, {c}")
     body(f"return {out} : {c}")
     return (f"func.func private @{masked_ukernel_name(rows, width, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
             f" attributes {{ftuner.masked_ukernel}} {{\n{body.text()}\n}}")
@@ -353,9 +366,19 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
         else:
             sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {size}] [1, 1] : {t} to {tile_b}")
         sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {size}] [1, 1] : {t} to {tile_c}")
-        callee = (masked_ukernel_name(rows, uks.tail_width, dt, zero) if cols == MASKED
-                  else ukernel_name(rows, cols, dt, zero))
-        out = b.op("uk", f"func.call @{callee}({sa}, {sb}, {sc}) : ({tile_a}, {tile_b}, {tile_c}) -> {tile_c}")
+        types = f"({tile_a}, {tile_b}, {tile_c}) -> {tile_c}"
+
+        def call(callee: str) -> str:
+            return b.op("uk", f"func.call @{callee}({sa}, {sb}, {sc}) : {types}")
+        if cols != MASKED:
+            out = call(ukernel_name(rows, cols, dt, zero))
+        else:                           # the narrowest masked kernel that holds the tail
+            def masked(widths: tuple[int, ...]) -> str:
+                if len(widths) == 1:
+                    return call(masked_ukernel_name(rows, widths[0], dt, zero))
+                fits = b.op("fits", f"arith.cmpi ule, {size}, {b.const(widths[0])} : index")
+                return b.if_else("uk", fits, tile_c, lambda: masked(widths[:1]), lambda: masked(widths[1:]))
+            out = masked(uks.masked_widths)
         put = b.op("w", f"tensor.insert_slice {out} into {cur}[%i, {j}] [{rows}, {size}] [1, 1] : {tile_c} into {t}")
         b(f"scf.yield {put} : {t}")
         b("}")
@@ -480,8 +503,9 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
                                                                             unroll=cols == uks.nr)
         if uks.tail_width > 1:          # else every column strip is a whole vector (strip_bounds)
             for rows in uks.row_sizes:
-                funcs[masked_ukernel_name(rows, uks.tail_width, uks.dtype, zero)] = emit_masked_ukernel(
-                    rows, uks.tail_width, uks.dtype, zero, uks.chains)
+                for width in uks.masked_widths:
+                    funcs[masked_ukernel_name(rows, width, uks.dtype, zero)] = emit_masked_ukernel(
+                        rows, width, uks.dtype, zero, uks.chains, uks.lanes)
     if prepacked:
         return funcs
     if packs_b(uks) and not uks.transpose_b:

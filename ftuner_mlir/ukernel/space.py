@@ -3,8 +3,8 @@
 A uKernel is a static register tile `mr x nr` that streams over the reduction axis with its
 accumulators held in vector registers. The chosen set is one body tile plus the smaller tiles that
 cover remainders exactly: every power of two below `mr` for rows; for columns, every power of two
-below `nr` down to one vector, then one masked vector for the last columns (fewer than a vector: the
-masked lanes are neither loaded nor stored). Any extent `e` splits into `e // mr` body strips plus at
+below `nr` down to two vectors, then one masked tile for the last columns (fewer than two vectors: one
+or two vectors per row, the last under a mask; the masked lanes are neither loaded nor stored). Any extent `e` splits into `e // mr` body strips plus at
 most one strip of each smaller size (the binary digits of `e % mr`), so no shape is padded. Cache
 blocks (`mc`, `nc`, `kc`) bound the work between reloads.
 """
@@ -144,8 +144,16 @@ class UKernelSet(OfFamily):
 
     @property
     def tail_width(self) -> int:
-        """Vector width of the masked column tail: it covers the last columns, fewer than this."""
-        return min(self.lanes, self.nr)
+        """The masked column tail covers the last columns, fewer than this: up to two vectors, so a tail
+        of more than one vector shares each A broadcast between its two (one call, not a 16-wide
+        strip and a masked one)."""
+        return min(2 * self.lanes, self.nr)
+
+    @property
+    def masked_widths(self) -> tuple[int, ...]:
+        """The masked tail kernels' widths (one vector, and two where the tail can be wider than one):
+        a tail of w columns runs in the narrowest that holds it."""
+        return tuple(w for w in (self.lanes, 2 * self.lanes) if w <= self.tail_width)
 
     @property
     def col_sizes(self) -> tuple[int, ...]:
@@ -153,14 +161,14 @@ class UKernelSet(OfFamily):
         return (self.nr,) + tuple(s for s in powers_of_two_below(self.nr) if s >= self.tail_width)
 
     def ukernels(self) -> list[tuple[int, int]]:
-        """Every (rows, cols) tile of the set; the first is the body uKernel. The masked column tails (one
-        per row size, codegen/matmul.py emit_masked_ukernel) are not listed."""
+        """Every (rows, cols) tile of the set; the first is the body uKernel. The masked column tails (per
+        row size and masked width, codegen/matmul.py emit_masked_ukernel) are not listed."""
         return [(m, n) for m in self.row_sizes for n in self.col_sizes]
 
     def describe(self) -> str:
         return (f"{self.family} {self.dtype}: body {self.mr}x{self.nr}, row remainders "
                 f"{list(self.row_sizes[1:])}, column remainders {list(self.col_sizes[1:])} and a masked "
-                f"{self.tail_width}-lane tail, blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
+                f"tail of up to {self.tail_width - 1} columns, blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
 
 
 

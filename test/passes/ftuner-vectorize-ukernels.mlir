@@ -29,12 +29,13 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
 // CHECK-NOT:     linalg.matmul
 // CHECK:         return
 
-// A remainder uKernel is vectorized the same way at its own static size, its loop rolled.
-// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x16_f32(
-// CHECK-SAME:      attributes {ftuner.ukernel} {
-// CHECK:         vector.contract {{.*}} : vector<1x1xf32>, vector<1x16xf32> into vector<1x16xf32>
-// CHECK-NOT:     vector.contract
+// A row-remainder uKernel is vectorized the same way at its own static size. (Columns past the last
+// 32-wide strip go to the masked tails, vector code from the start: no 16-wide uKernel.)
+// CHECK-LABEL: func.func private @ftuner_uk_matmul_1x32_f32(
+// CHECK-SAME:      attributes {ftuner.ukernel, ftuner.unroll_k} {
+// CHECK:         vector.contract {{.*}} : vector<1x1xf32>, vector<1x32xf32> into vector<1x32xf32>
 // CHECK:         return
+// CHECK-NOT:     func.func private @ftuner_uk_matmul_{{[0-9]+}}x16_f32(
 
 // With a zero-filled init, the overwriting uKernels start their accumulators at zero and never read C.
 func.func @zero_init(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {

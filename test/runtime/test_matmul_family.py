@@ -122,11 +122,13 @@ def test_batch_matmul(exes, rng, shape):
 def test_masked_tails_with_split_reductions(rng, target):
     """Masked column tails of every row count (1..7 past the 8-row body), with reductions split over
     several accumulator sets (8 FMAs in flight on Intel, 4 on Zen 4): lengths below, at and past a
-    multiple of the sets, and past one reduction block (kc), where the tail adds onto C."""
+    multiple of the sets, and past one reduction block (kc), where the tail adds onto C; tails of one
+    masked vector (N % 32 <= 16) and of one full and one masked vector (16 < N % 32 < 32)."""
     exe = ftuner_mlir.compile(models.matmul(), target=target)
+    widths = (5, 16, 17, 27, 31, 32 + 16, 32 + 29)
     for m in range(1, 16):
-        for k in (1, 2, 3, 7, 8, 9, 33, 301):
-            _matmul_case(rng, exe, m, 5 if k % 2 else 16 + 11, k)
+        for i, k in enumerate((1, 2, 3, 7, 8, 9, 33, 301)):
+            _matmul_case(rng, exe, m, widths[(m + i) % len(widths)], k)
 
 
 def test_matmul_then_bias_relu(exes, rng):

@@ -100,8 +100,9 @@ def test_selection_is_deterministic_and_per_family():
 def test_remainder_sizes():
     u = select(AVX512, "matmul")
     assert u.row_sizes == (8, 4, 2, 1)
-    assert u.col_sizes == (32, 16) and u.tail_width == 16    # whole vectors, then one masked vector
-    assert len(u.ukernels()) == 8 and u.ukernels()[0] == (8, 32)
+    assert u.col_sizes == (32,) and u.tail_width == 32       # whole 32-wide strips, then a masked tail of < 32
+    assert u.masked_widths == (16, 32)                       # one masked vector, or one full and one masked
+    assert len(u.ukernels()) == 4 and u.ukernels()[0] == (8, 32)         # 8, 4, 2, 1 rows x 32
 
 
 @pytest.mark.parametrize("extent", list(range(0, 70)) + [127, 128, 129, 1000, 2047])

@@ -18,7 +18,9 @@ func.func @dense(%x: tensor<?x?xf32>, %w: tensor<?x?xf32>, %c: tensor<?x?xf32>) 
 // CHECK-SAME:    %arg1: tensor<?x?x32xf32>
 // CHECK:         tensor.extract_slice %arg1[{{.*}}, 0, {{.*}}] [1, %{{.*}}, 32] [1, 1, 1] : tensor<?x?x32xf32> to tensor<?x32xf32>
 // CHECK:         func.call @ftuner_uk_matmul_8x32_f32(
-// CHECK:         tensor.extract_slice %arg1[{{.*}}, 0, {{.*}}] [1, %{{.*}}, 16] [1, 1, 1] : tensor<?x?x32xf32> to tensor<?x16xf32>
+// CHECK:         tensor.extract_slice %arg1[{{.*}}, 0, {{.*}}] [1, %{{.*}}, %{{.*}}] [1, 1, 1] : tensor<?x?x32xf32> to tensor<?x?xf32>
+// CHECK:         func.call @ftuner_uk_matmul_8xm16_f32(
+// CHECK:         func.call @ftuner_uk_matmul_8xm32_f32(
 // CHECK-LABEL: func.func private @ftuner_pack_bt_16_n32_f32(
 // CHECK:         scf.for
 // CHECK:           scf.for {{.*}} step %c16

@@ -212,14 +212,14 @@ def emit_transpose_ukernel(size: int, dtype: str) -> str:
 
 # A plain matmul packs its B block for blocks of at least PACK_MIN_ROWS rows (the pack writes and rereads
 # the block, which a few row strips do not repay: GPT-2's layer at 80 rows, N = 768, gains nothing), and
-# from PACK_MIN_ROW_STRIPS strips of rows on when B's rows are a page or more apart: an in-place panel
-# then touches a new page with every row (the TLB and the prefetchers lose it). Measured same process,
-# 2 threads, packed/in place: [80 x 768] x [768 x 2304] 1.20x, [96 x 768] x [768 x 3072] 1.42x,
-# [64 x 576] x [576 x 3136] (a ResNet layer1 conv per image) 1.06-1.24x, [128 x 256] x [256 x 3136] 1.27x;
-# at N = 500..1000 0.9-1.0x, below 8 strips 0.5-0.9x.
+# from PACK_MIN_ROW_STRIPS strips of rows on when B's rows are FAR_ROW_BYTES or more apart: an in-place
+# panel then touches a new page every row or two (the TLB and the prefetchers lose it). Measured same
+# process, 2 threads, packed/in place: [80 x 768] x [768 x 2304] 1.20x, [96 x 768] x [768 x 3072] 1.42x,
+# [64 x 576] x [576 x 3136] (a ResNet layer1 conv per image) 1.06-1.24x, [128 x 256] x [256 x 3136] 1.27x,
+# [151 x 1607] x [1607 x 829] 1.08-1.46x; N = 768..1000 0.94-1.06x, N = 500 0.9x, below 8 strips 0.5-0.9x.
 PACK_MIN_ROWS = 256
 PACK_MIN_ROW_STRIPS = 8
-PAGE_BYTES = 4096
+FAR_ROW_BYTES = 3 << 10
 
 
 def packs_b(uks: UKernelSet) -> bool:
@@ -423,7 +423,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
     if packs_b(uks) and not uks.transpose_b and not prepacked:
         many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
         some_rows = b.op("some", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROW_STRIPS * uks.mr)} : index")
-        far_rows = b.op("far", f"arith.cmpi uge, {n}, {b.const(PAGE_BYTES // (ELEMENT_BITS[dt] // 8))} : index")
+        far_rows = b.op("far", f"arith.cmpi uge, {n}, {b.const(FAR_ROW_BYTES // (ELEMENT_BITS[dt] // 8))} : index")
         pack_b = b.op("pack", f"arith.ori {many_rows}, {b.op('wide', f'arith.andi {some_rows}, {far_rows} : i1')} : i1")
 
     def k_block(k0: str, c_in: str, overwrite: bool) -> str:

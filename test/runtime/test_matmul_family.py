@@ -57,10 +57,10 @@ def test_matmul_fresh_shapes_never_seen(exes, rng):
 
 
 @pytest.mark.parametrize("m, n, k", [(256, 37, 19), (257, 1, 5), (300, 530, 300), (512, 33, 129), (255, 65, 31),
-                                     (64, 1024, 33), (101, 1031, 301), (63, 2049, 7), (71, 3136, 64)])
+                                     (64, 1024, 33), (101, 1031, 301), (63, 2049, 7), (71, 3136, 64), (151, 829, 97), (64, 767, 5)])
 def test_matmul_packed_b_blocks(exes, rng, m, n, k):
     """Blocks of 256 rows and more copy B into micro-panels (both edges: N % 32 and K past kc), and so do
-    blocks of 64 rows and more when N >= 1024; other blocks read it in place."""
+    blocks of 64 rows and more when N >= 768; other blocks read it in place."""
     _matmul_case(rng, exes["matmul"], m, n, k)
 
 

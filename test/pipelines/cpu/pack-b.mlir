@@ -1,7 +1,7 @@
 // RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile | FileCheck %s
 
 // B stored K x N: blocks of at least 256 rows, or of at least 8 row strips (64 rows of 8) when B's rows
-// are a page apart (N >= 1024 floats), copy their B block into 32-wide micro-panels first and run the
+// are 3 KiB or more apart (N >= 768 floats), copy their B block into 32-wide micro-panels first and run the
 // panel-reading row strips; other blocks read B in place (the copy would not pay off).
 func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
@@ -14,7 +14,7 @@ func.func @matmul(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>)
 // CHECK:         %[[BM:.*]] = arith.minui
 // CHECK:         %[[MANY:.*]] = arith.cmpi uge, %[[BM]], %c256{{.*}} : index
 // CHECK:         %[[SOME:.*]] = arith.cmpi uge, %[[BM]], %c64{{.*}} : index
-// CHECK:         %[[FAR:.*]] = arith.cmpi uge, %[[N]], %c1024{{.*}} : index
+// CHECK:         %[[FAR:.*]] = arith.cmpi uge, %[[N]], %c768{{.*}} : index
 // CHECK:         %[[WIDE:.*]] = arith.andi %[[SOME]], %[[FAR]] : i1
 // CHECK:         %[[PACK:.*]] = arith.ori %[[MANY]], %[[WIDE]] : i1
 // CHECK:         %[[B:.*]] = tensor.extract_slice %arg1

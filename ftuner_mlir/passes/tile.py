@@ -40,11 +40,14 @@ def _symbols(module_op) -> set[str]:
     return {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
 
 
-def _add_functions(module_op, present: set[str], name: str, emit, module_attrs: str = "") -> None:
+def _add_functions(module_op, present: set[str], name: str, emit, origin: ir.Location,
+                   module_attrs: str = "") -> None:
     """Unless the module has the symbol `name` (`present`: its symbols, kept up to date here), add the
     symbols of `emit()` (name -> text) it lacks. All are parsed together (they refer to each other),
     inside a module with `module_attrs` (e.g. gpu.container_module, which gpu.launch_func requires).
-    Emitting and the symbol set cost the same for the thousandth op as for the first."""
+    Every op of an added function is located at `origin` (the op that first needed it) under the
+    function's name, so a later diagnostic in generated code names the user's op, not a line of text
+    the user never saw. Emitting and the symbol set cost the same for the thousandth op as for the first."""
     if name in present:
         return
     texts = emit()
@@ -56,8 +59,19 @@ def _add_functions(module_op, present: set[str], name: str, emit, module_attrs: 
     for fn in list(parsed.body.operations):
         symbol = fn.attributes["sym_name"].value
         if symbol not in present:
+            _locate(fn, ir.Location.name(symbol, childLoc=origin))
             body.append(fn.operation.detach_from_parent())
             present.add(symbol)
+
+
+def _locate(fn, loc: ir.Location) -> None:
+    """`loc` on every op of `fn` and on its blocks' arguments."""
+    for op in (fn, *walk(fn)):
+        op.operation.location = loc
+        for region in op.operation.regions:
+            for block in region.blocks:
+                for argument in block.arguments:
+                    argument.set_location(loc)
 
 
 def _checked_set(op, attr: str, parse, on_buffers: bool):
@@ -130,7 +144,7 @@ class Tile(ModulePass):
         _add_functions(module_op, present, gpu_matmul.dispatch_name(uks),
                        lambda: {gpu_matmul.module_name(uks): gpu_matmul.emit_gpu_module(uks),
                                 gpu_matmul.dispatch_name(uks): gpu_matmul.emit_dispatch(uks)},
-                       module_attrs="gpu.container_module")
+                       op.location, module_attrs="gpu.container_module")
         module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
         with ir.InsertionPoint(op), op.location:
             operands = [memref.CastOp(_dynamic_memref(v.type), v).result for v in op.operands]
@@ -151,7 +165,8 @@ class Tile(ModulePass):
         if packed is not None:
             b, uks = packed
         callee = dispatch_name(uks, zero_init, prepacked=packed is not None)
-        _add_functions(module_op, present, callee, lambda: emit_all(uks, zero_init, prepacked=packed is not None))
+        _add_functions(module_op, present, callee, lambda: emit_all(uks, zero_init, prepacked=packed is not None),
+                       op.location)
         with ir.InsertionPoint(op), op.location:
             operands = [cast(v, _dynamic(v.type, keep_last=v is b and packed is not None))
                         for v in (a, b, storage if zero_init else init)]

@@ -28,8 +28,10 @@ def test_profile_breaks_the_call_down_by_kind(profiled, rng):
     found = profiled.profile(a, b, bias, calls=4)
     assert found.calls == 4 and found.function == "matmul_bias_relu"
     assert found.by_kind["uKernels"] > 0 and found.by_kind["elementwise"] > 0
-    # the matmul's 120 MFLOP dominate the bias + relu pass over 200k elements
-    assert found.by_kind["uKernels"] > found.by_kind["elementwise"]
+    # which op went to which kind (not which took longer: that is a timing, and this machine is shared)
+    kinds = {label.split(" at ")[0]: kind for _, kind, label in found.sites}
+    assert kinds.get("matmul dispatch") == "uKernels", kinds
+    assert "elementwise" in kinds.values(), kinds
     timed = sum(v for k, v in found.by_kind.items() if k != "glue")
     assert 0 < timed <= found.total * 1.001
     assert found.by_kind["glue"] == pytest.approx(max(found.total - timed, 0.0), abs=1e-9)

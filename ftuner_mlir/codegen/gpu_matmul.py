@@ -156,15 +156,16 @@ def emit_dispatch(uks: GpuUKernelSet) -> str:
     tiles_m, tiles_n = b.op("tm", f"arith.divui {m}, {bm} : index"), b.op("tn", f"arith.divui {n}, {bn} : index")
     full_m = b.op("fm", f"arith.muli {tiles_m}, {bm} : index")
     full_n = b.op("fn", f"arith.muli {tiles_n}, {bn} : index")
-    args = f"args(%A : {mt}, %B : {mt}, %C : {mt}, {{row0}} : index, {{col0}} : index, {m} : index, " \
-           f"{n} : index, {k} : index)"
+    def args(row0: str, col0: str) -> str:
+        return (f"args(%A : {mt}, %B : {mt}, %C : {mt}, {row0} : index, {col0} : index, {m} : index, "
+                f"{n} : index, {k} : index)")
 
     def launch(kernel: str, tile, gx: str, gy: str, row0: str, col0: str) -> None:
         some = b.op("some", f"arith.andi {b.op('nz', f'arith.cmpi ugt, {gx}, {zero} : index')}, "
                             f"{b.op('nz', f'arith.cmpi ugt, {gy}, {zero} : index')} : i1")
         b(f"scf.if {some} {{")
         b(f"gpu.launch_func @{module_name(uks)}::@{kernel} blocks in ({gx}, {gy}, {batch}) "
-          f"threads in ({b.const(tile.threads)}, {one}, {one}) {args.format(row0=row0, col0=col0)}")
+          f"threads in ({b.const(tile.threads)}, {one}, {one}) {args(row0, col0)}")
         b("}")
 
     launch("body", body, tiles_n, tiles_m, zero, zero)

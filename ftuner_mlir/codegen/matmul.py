@@ -4,11 +4,14 @@ Three layers of private functions, each named after its parameters so ops with t
   dispatch  computes the cache block from the runtime dims (ukernel.cover.block_shape, emitted as IR),
             runs an `scf.forall` over blocks (one task per block, spread over the cores), loops over the
             reduction in blocks of kc, packs B^T into nr-wide micro-panels [bn/nr, kc, nr] when B is
-            stored N x K (the pack function: vectorized lanes x lanes transposes plus the edges), and
-            calls one row-strip function per row size with the row range it covers;
+            stored N x K (the pack function: vectorized lanes x lanes transposes plus the edges) or,
+            for blocks with enough rows, when stored K x N (vector row copies), and calls one
+            row-strip function per row size with the row range it covers;
   rows      loops over its rows in steps of its size and over the columns in strips (body + binary
-            remainders), calling one uKernel per tile;
-  uKernel   a linalg.matmul on static `rows x cols` tiles (reduction length dynamic): vectorized later.
+            remainders down to two vectors), then the masked tail (one or two vectors, the last masked,
+            chosen by its width at run time), calling one uKernel per tile;
+  uKernel   a linalg.matmul on static `rows x cols` tiles (reduction length dynamic): vectorized later;
+            the masked tails are vector code from the start (emit_masked_ukernel).
 Row strips live in their own functions because one-shot bufferization analysis grows exponentially
 with the number of sibling loops that thread a tensor through one function body.
 """

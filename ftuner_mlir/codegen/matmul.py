@@ -423,7 +423,8 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
                         f"[{lead_stride}1, 1] : {t} to {t2}")
     row_ranges = strip_bounds(bm, uks.row_sizes, ar=IRArith(b))
     kc = b.const(uks.kc)
-    if packs_b(uks) and not uks.transpose_b and not prepacked:
+    chooses_pack = packs_b(uks) and not uks.transpose_b and not prepacked    # decided per block, at run time
+    if chooses_pack:
         many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
         some_rows = b.op("some", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROW_STRIPS * uks.mr)} : index")
         far_rows = b.op("far", f"arith.cmpi uge, {n}, {b.const(FAR_ROW_BYTES // (ELEMENT_BITS[dt] // 8))} : index")
@@ -446,7 +447,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
             return row_strips(ablk, pack(pack_name(uks), bt, kk), c_in, overwrite, packed=True)
         bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
                             f"[{lead_stride}1, 1] : {t} to {t2}")
-        if not packs_b(uks):
+        if not chooses_pack:
             return row_strips(ablk, bblk, c_in, overwrite, packed=False)
         return b.if_else("blk", pack_b, t2,
                          lambda: row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, packed=True),

@@ -15,6 +15,8 @@ PARALLEL_OUTER_ATTR = "ftuner.parallel_outer"
 
 def parallel_outer(dims: int = 1) -> ir.Attribute:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dims)
+
+
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
 _INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains")
@@ -60,7 +62,7 @@ def gpu_set_to_attr(uks: GpuUKernelSet) -> ir.Attribute:
 
 
 def gpu_set_from_attr(attr: ir.Attribute) -> GpuUKernelSet:
-    """Raises ValueError naming what is missing or wrong; a field with a default may be left out."""
+    """Raises ValueError naming what is missing or wrong."""
     if not isinstance(attr, ir.DictAttr):
         raise ValueError(f"{GPU_ATTR} must be a dictionary attribute")
     for key in ("family", "dtype", "body", "edge", "sms"):

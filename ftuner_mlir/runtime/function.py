@@ -85,6 +85,9 @@ class Plan:
         self.strides = [tuple(s * dtype.itemsize for s in row_major_strides(shape))
                         for shape, dtype in zip(shapes, dtypes)]
 
+    def fresh_results(self) -> list[np.ndarray]:
+        return [np.empty(shape, dtype) for shape, dtype in self.allocations]
+
 
 class Function:
     """One public function: `fn(*arrays, out=None)`. `entry` is its C interface as a ctypes function
@@ -161,15 +164,15 @@ class Function:
         that overlaps an argument gets numpy's semantics: the result is computed apart, then copied."""
         plan = self._known(arrays) if out is None else None
         if plan is not None:
-            outs = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
+            outs = plan.fresh_results()
             self._call(plan, data_addresses((*arrays, *outs)))
             return outs[0] if len(outs) == 1 else tuple(outs)
         self._validate(arrays)
         plan = self._plan(arrays)
-        outs = self._outputs(plan.results, out)
+        outs = self._outputs(plan, out)
         inputs, outputs = data_addresses(arrays), data_addresses(outs)
         if out is not None and _overlap(arrays, inputs, outs, outputs):
-            apart = [np.empty(shape, dtype) for shape, dtype in plan.allocations]
+            apart = plan.fresh_results()
             self._call(plan, inputs + data_addresses(apart))
             for o, r in zip(outs, apart):
                 o[...] = r
@@ -192,9 +195,10 @@ class Function:
             raise AssertionFailure(f"@{self.name}: the compiled code's assertion failed: "
                                    f"{self.rules['asserts'][number - 1]}")
 
-    def _outputs(self, shapes: list[tuple[int, ...]], out) -> list[np.ndarray]:
+    def _outputs(self, plan: Plan, out) -> list[np.ndarray]:
         if out is None:
-            return [np.empty(shape, dtype) for shape, dtype in zip(shapes, self._result_dtypes)]
+            return plan.fresh_results()
+        shapes = plan.results
         outs = [out] if isinstance(out, np.ndarray) else list(out)
         if len(outs) != len(shapes):
             raise ValueError(f"@{self.name} has {len(shapes)} results, got {len(outs)} out arrays")

@@ -1,4 +1,4 @@
-"""The data addresses of numpy arrays, for its memref descriptor (see descriptors.py)."""
+"""The data addresses of numpy arrays, for their memref descriptors (see descriptors.py)."""
 from __future__ import annotations
 
 import ctypes

@@ -4,9 +4,10 @@ A uKernel is a static register tile `mr x nr` that streams over the reduction ax
 accumulators held in vector registers. The chosen set is one body tile plus the smaller tiles that
 cover remainders exactly: every power of two below `mr` for rows; for columns, every power of two
 below `nr` down to two vectors, then one masked tile for the last columns (fewer than two vectors: one
-or two vectors per row, the last under a mask; the masked lanes are neither loaded nor stored). Any extent `e` splits into `e // mr` body strips plus at
-most one strip of each smaller size (the binary digits of `e % mr`), so no shape is padded. Cache
-blocks (`mc`, `nc`, `kc`) bound the work between reloads.
+or two vectors per row, the last under a mask; the masked lanes are neither loaded nor stored). Any
+extent `e` splits into `e // mr` body strips plus at most one strip of each smaller size (the binary
+digits of `e % mr`), so no shape is padded. Cache blocks (`mc`, `nc`, `kc`) bound the work between
+reloads.
 """
 from __future__ import annotations
 

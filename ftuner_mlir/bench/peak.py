@@ -96,18 +96,27 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
+def fma_peak(target, cores: int, repeats: int = 15) -> float:
+    """fp32 GFLOP/s of register-resident FMA chains on `cores` cores (one task each): with one core, the
+    code is compiled sequential (num_threads=1), as the single-threaded kernels are."""
+    import ftuner_mlir
+
+    lanes = target.lanes(32)
+    fma = ftuner_mlir.compile(fma_kernel(lanes), target, num_threads=1 if cores == 1 else 0)
+    x = np.random.default_rng(0).random((cores, lanes), dtype=np.float32)
+    steps = np.empty(2_000_000, np.float32)
+    t = _best_of(lambda: fma(x, steps), repeats)
+    return 2.0 * cores * steps.size * CHAINS * lanes / t / 1e9
+
+
 def measure(target, repeats: int = 15) -> MachineLimits:
     import ftuner_mlir
 
     lanes = target.lanes(32)
-    fma = ftuner_mlir.compile(fma_kernel(lanes), target)
-    x = np.random.default_rng(0).random((target.cores, lanes), dtype=np.float32)
-    steps = np.empty(2_000_000, np.float32)
-    t = _best_of(lambda: fma(x, steps), repeats)
-    flops = 2.0 * target.cores * steps.size * CHAINS * lanes
+    gflops = fma_peak(target, target.cores, repeats)
     stream = ftuner_mlir.compile(stream_kernel(lanes), target)
     a = np.random.default_rng(1).random((64, 1 << 20), dtype=np.float32)     # 256 MiB, beyond any cache
     out = np.empty_like(a)
     tb = _best_of(lambda: stream(a, out=out), repeats)
     assert np.array_equal(out[:, :8], 2 * a[:, :8]), "bandwidth kernel computed a wrong result"
-    return MachineLimits(flops / t / 1e9, 2.0 * a.nbytes / tb / 1e9)
+    return MachineLimits(gflops, 2.0 * a.nbytes / tb / 1e9)

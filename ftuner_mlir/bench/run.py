@@ -128,7 +128,7 @@ def run_benchmark(options, log=print) -> dict:
     from pathlib import Path
 
     import ftuner_mlir
-    from . import library_worker, peak, report, workloads
+    from . import library_worker, peak, report, single_thread, workloads
 
     target = ftuner_mlir.parse_target(options.target)
     log(f"target: {target.describe()}")
@@ -159,9 +159,13 @@ def run_benchmark(options, log=print) -> dict:
         res["summary"] = report.summary(res)
         results.append(res)
     log(report.format_summary(results))
+    single = None
+    if "dense" in options.sweeps and getattr(options, "single_thread", True):
+        single = single_thread.run(builders["dense"](), target, options, log)
     out = Path(options.out)
     out.mkdir(parents=True, exist_ok=True)
-    payload = dict(target=target.__dict__, limits=limits.as_dict(), sweeps=results, machine=machine(),
+    payload = dict(target=target.__dict__, limits=limits.as_dict(), sweeps=results, single_thread=single,
+                   machine=machine(),
                    options={k: v for k, v in vars(options).items() if k != "run"})
     report.write_json(out / "bench.json", payload)
     wrote_png = report.write_png(out / "bench.png", results, limits)

@@ -13,7 +13,7 @@ from ..runtime import libs
 
 TRIPLE = "x86_64-unknown-linux-gnu"
 ISA_LEVEL = {"avx512": "x86-64-v4", "avx2": "x86-64-v3", "sse": "x86-64-v2"}
-PRESET_CPU = {"intel-spr": "sapphirerapids", "amd-zen4": "znver4"}     # presets that name a real CPU
+PRESET_CPU = {"intel-spr": "sapphirerapids", "amd-zen4": "znver4", "amd-zen5": "znver5"}     # presets that name a real CPU
 # A function's target-features replace the machine's: the JIT's machine is the host's, so the ISA
 # extensions a target lacks are switched off explicitly (their dependents go with them).
 DISABLED = {"avx512": [], "avx2": ["-avx512f"], "sse": ["-avx"]}

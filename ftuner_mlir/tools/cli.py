@@ -366,6 +366,8 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-padded", dest="padded", action="store_false", help="skip the padding-to-buckets column")
     p.add_argument("--no-frozen", dest="frozen", action="store_false",
                    help="skip the prepacked column (Dense: the weight frozen into the module, freeze_arguments)")
+    p.add_argument("--no-single-thread", dest="single_thread", action="store_false",
+                   help="skip the single-threaded Dense cases (T = 1, 16, 128: %% of one core's FMA peak)")
     p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")
     p.add_argument("--torch-python", default=None,
                    help="interpreter with torch installed for the PyTorch column (default: this one)")

@@ -84,3 +84,18 @@ def test_dense_sweep_has_a_prepacked_column():
 def test_median_times():
     times = median_times({"a": lambda: sum(range(100)), "b": lambda: None}, min_time=0.01)
     assert set(times) == {"a", "b"} and all(t > 0 for t in times.values())
+
+
+def test_single_thread_section_is_checked_and_relative_to_one_core():
+    from ftuner_mlir.bench import single_thread
+    sweep = workloads.dense([1, 3])              # T=1 is one of single_thread.DEFAULT_T, 3 is not
+    options = types.SimpleNamespace(seed=0, min_time=0.01)
+    lines = []
+    res = single_thread.run(sweep, detect_host(), options, log=lines.append)
+    assert [row["x"] for row in res["rows"]] == [1]
+    row = res["rows"][0]
+    assert row["rel_err"] < 1e-5 and row["gflops"] > 0
+    assert abs(row["pct_peak"] - 100 * row["gflops"] / res["core_peak_gflops"]) < 1e-9
+    assert "single thread" in lines[0] and "of one core's peak" in lines[1]
+    none_listed = single_thread.run(workloads.dense([2, 3]), detect_host(), options, log=lambda _: None)
+    assert [row["x"] for row in none_listed["rows"]] == [2, 3]      # the first and last case instead

@@ -7,7 +7,7 @@ from ftuner_mlir.ir.codecs import ukernel_set_from_attr, ukernel_set_to_attr
 from ftuner_mlir.ukernel.space import UKernelSet, select
 
 
-@pytest.mark.parametrize("target", ["intel-spr", "amd-zen4", "x86-avx2"])
+@pytest.mark.parametrize("target", ["intel-spr", "amd-zen4", "amd-zen5", "x86-avx2"])
 def test_round_trip(target):
     uks = select(PRESETS[target], "batch_matmul")
     with ir.Context():

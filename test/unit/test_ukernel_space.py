@@ -9,7 +9,7 @@ from ftuner_mlir.ukernel import UKernelSet, block_shape, candidates, cover, sele
 AVX512, AVX2 = PRESETS["x86-avx512"], PRESETS["x86-avx2"]
 
 
-SPR, ZEN4 = PRESETS["intel-spr"], PRESETS["amd-zen4"]
+SPR, ZEN4, ZEN5 = PRESETS["intel-spr"], PRESETS["amd-zen4"], PRESETS["amd-zen5"]
 
 
 def test_candidates_are_aligned_and_filtered():
@@ -72,6 +72,22 @@ def test_port_model_by_hand_amd_zen4():
     assert u.chains == 4                     # 1 port x latency 4
 
 
+def test_port_model_by_hand_amd_zen5():
+    # Zen 5 has full-width 512-bit units: 2 FMA ports, 2 load ports, latency 4, like Intel's; L1d 48 KiB,
+    # L2 1 MiB (Sapphire Rapids: 2 MiB).
+    c = _by_tile(ZEN5)
+    # 8x16: 8 FMAs = 4 cycles vs (1 + 8) / 2 = 4.5 cycles of loads: load-bound, 0.89 (1.0 on Zen 4).
+    assert c[(8, 16)].efficiency == pytest.approx(4 / 4.5)
+    # 4x16: 2 cycles of FMAs vs 2.5 of loads (0.8), 4 accumulators hide half of latency 4 x 2 ports: 0.4.
+    assert c[(4, 16)].efficiency == pytest.approx(0.8 * 0.5)
+    assert c[(8, 32)].efficiency == 1.0 and c[(8, 32)].feasible
+    u = select(ZEN5, "matmul")
+    assert (u.mr, u.nr) == (8, 32)
+    assert u.kc == 256                       # 48 KiB / 6 / (8 * 4 B) = 256
+    assert (u.mc, u.nc) == (256, 256)        # 1 MiB / 4 / (256 * 4 B) = 256
+    assert u.chains == 8                     # 2 ports x latency 4
+
+
 def test_port_model_by_hand_avx2():
     # 16 ymm registers, 8 lanes: 8x16 needs 16 + 2 + 1 = 19 registers; 4x16 = 8 + 2 + 1 = 11: FMAs
     # 8 / 2 = 4 cycles, loads (2 + 4) / 2 = 3, 8 accumulators = 4 x 2: efficiency 1, intensity 6.4;
@@ -83,12 +99,16 @@ def test_port_model_by_hand_avx2():
     assert (u.mr, u.nr, u.kc, u.mc, u.nc) == (4, 16, 256, 128, 128)   # 32 KiB / 6 / 16 B -> 256; 512 KiB / 4 / 1 KiB
 
 
-def test_host_detection_reads_the_vendor(tmp_path):
+def test_host_detection_reads_the_vendor_and_family(tmp_path):
     from ftuner_mlir.hardware.cpu import detect_host
-    for vendor, ports in (("GenuineIntel", 2), ("AuthenticAMD", 1)):
-        info = tmp_path / f"cpuinfo-{vendor}"
-        info.write_text(f"vendor_id\t: {vendor}\nflags\t\t: sse avx2 fma avx512f avx512vl\n")
-        assert detect_host(str(info), str(tmp_path / "no-cache")).fma_ports == ports
+    # Zen 4 (family 25) runs a 512-bit FMA per cycle, Zen 5 (family 26) two; Intel two; a family line
+    # that is missing or garbled reads as the older AMD core
+    for vendor, family, ports in (("GenuineIntel", "6", 2), ("AuthenticAMD", "25", 1), ("AuthenticAMD", "26", 2),
+                                  ("AuthenticAMD", None, 1), ("AuthenticAMD", "x", 1)):
+        info = tmp_path / f"cpuinfo-{vendor}-{family}"
+        family_line = f"cpu family\t: {family}\n" if family else ""
+        info.write_text(f"vendor_id\t: {vendor}\n{family_line}flags\t\t: sse avx2 fma avx512f avx512vl\n")
+        assert detect_host(str(info), str(tmp_path / "no-cache")).fma_ports == ports, (vendor, family)
 
 
 def test_selection_is_deterministic_and_per_family():

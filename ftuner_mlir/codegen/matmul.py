@@ -1,4 +1,4 @@
-"""Emit the dispatch code of a matmul-family op for a uKernel set, as MLIR text.
+"""Emit the dispatch code of a matmul-family op for a uKernel set, with the MLIR Python builders.
 
 Three layers of private functions, each named after its parameters so ops with the same set share them:
   dispatch  computes the cache block from the runtime dims (ukernel.cover.block_shape, emitted as IR),
@@ -14,64 +14,94 @@ Three layers of private functions, each named after its parameters so ops with t
             the masked tails are vector code from the start (emit_masked_ukernel).
 Row strips live in their own functions because one-shot bufferization analysis grows exponentially
 with the number of sibling loops that thread a tensor through one function body.
+
+Each `emit_*` builds one private function at the caller's insertion point and location (passes/tile.py:
+the module's end, located at the user's op under the function's name); `emit_all` names every function
+a dispatch needs with the builder that makes it.
 """
 from __future__ import annotations
 
+from mlir import ir
+from mlir.dialects import arith, func, linalg, scf, tensor, vector
+
+from ..ir.build import (element_type, extract_slice, for_loop, if_else, index, insert_slice,
+                        parallel_insert_slice, private_function, tensor_type)
 from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
 from ..ukernel.space import ELEMENT_BITS, UKernelSet
-from .text import IRBody
+
+_ULE, _UGE, _UGT, _EQ = (arith.CmpIPredicate.ule, arith.CmpIPredicate.uge, arith.CmpIPredicate.ugt,
+                         arith.CmpIPredicate.eq)
 
 
 class IRArith(IntArith):
     """ukernel.cover's index arithmetic, emitted as arith ops on unsigned index values."""
 
-    def __init__(self, body: IRBody):
-        self.b = body
+    const = staticmethod(index)
+    ceil_div = staticmethod(lambda x, y: arith.CeilDivUIOp(x, y).result)
+    floor_div = staticmethod(lambda x, y: arith.DivUIOp(x, y).result)
+    max = staticmethod(lambda x, y: arith.MaxUIOp(x, y).result)
+    min = staticmethod(lambda x, y: arith.MinUIOp(x, y).result)
+    mul = staticmethod(lambda x, y: arith.MulIOp(x, y).result)
+    add = staticmethod(lambda x, y: arith.AddIOp(x, y).result)
+    sub = staticmethod(lambda x, y: arith.SubIOp(x, y).result)
+    rem = staticmethod(lambda x, y: arith.RemUIOp(x, y).result)
+    bit_and = staticmethod(lambda x, y: arith.AndIOp(x, y).result)
 
-    def const(self, value: int) -> str:
-        return self.b.const(value)
-
-    def _binary(self, op: str, x: str, y: str) -> str:
-        return self.b.op("v", f"arith.{op} {x}, {y} : index")
-
-    def ceil_div(self, x, y):
-        return self._binary("ceildivui", x, y)
-
-    def floor_div(self, x, y):
-        return self._binary("divui", x, y)
-
-    def max(self, x, y):
-        return self._binary("maxui", x, y)
-
-    def min(self, x, y):
-        return self._binary("minui", x, y)
-
-    def mul(self, x, y):
-        return self._binary("muli", x, y)
-
-    def add(self, x, y):
-        return self._binary("addi", x, y)
-
-    def sub(self, x, y):
-        return self._binary("subi", x, y)
-
-    def rem(self, x, y):
-        return self._binary("remui", x, y)
-
-    def bit_and(self, x, y):
-        return self._binary("andi", x, y)
-
-    def if_at_most(self, a, b, then, otherwise):
-        at_most = self.b.op("le", f"arith.cmpi ule, {a}, {b} : index")
-        return self.b.op("sel", f"arith.select {at_most}, {then}, {otherwise} : index")
+    @staticmethod
+    def if_at_most(a, b, then, otherwise):
+        return arith.SelectOp(_cmp(_ULE, a, b), then, otherwise).result
 
 
-def _dyn(rank: int, dtype: str) -> str:
-    return f"tensor<{'?x' * rank}{dtype}>"
+AR = IRArith()
+
+
+def _cmp(predicate, a, b) -> ir.Value:
+    return arith.CmpIOp(predicate, a, b).result
+
+
+def _dim(value: ir.Value, axis: ir.Value) -> ir.Value:
+    """`tensor.dim` at an index value already built (the functions share their constants)."""
+    return tensor.DimOp(value, axis).result
+
+
+def _dyn(rank: int, dtype: str) -> ir.RankedTensorType:
+    return tensor_type([None] * rank, element_type(dtype))
+
+
+def _float(dtype: str, value: float = 0.0) -> ir.Value:
+    el = element_type(dtype)
+    return arith.ConstantOp(el, ir.FloatAttr.get(el, value)).result
+
+
+def _unit_attrs(*names: str) -> dict:
+    return {name: ir.UnitAttr.get() for name in names}
+
+
+def _call(callee: str, result: ir.Type, operands) -> ir.Value:
+    return func.CallOp([result], ir.FlatSymbolRefAttr.get(callee), list(operands)).result
 
 
 def _z(zero: bool) -> str:
     return "_z" if zero else ""
+
+
+def _vector_access(source: ir.Value):
+    """The permutation map and in_bounds of a one-vector access along `source`'s last dim."""
+    rank = ir.ShapedType(source.type).rank
+    return (ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1)),
+            ir.ArrayAttr.get([ir.BoolAttr.get(True)]))
+
+
+def _read(vec: ir.VectorType, source: ir.Value, indices, pad: ir.Value, mask: ir.Value | None = None) -> ir.Value:
+    """One vector from `source` at `indices` along its last dim (lanes off `mask` are not read)."""
+    permutation, in_bounds = _vector_access(source)
+    return vector.TransferReadOp(vec, source, list(indices), permutation, pad, in_bounds, mask=mask).result
+
+
+def _write(value: ir.Value, dest: ir.Value, indices, mask: ir.Value | None = None) -> ir.Value:
+    """`dest` with vector `value` written at `indices` along its last dim (lanes off `mask` untouched)."""
+    permutation, in_bounds = _vector_access(dest)
+    return vector.TransferWriteOp(dest.type, value, dest, list(indices), permutation, in_bounds, mask=mask).result
 
 
 def ukernel_name(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
@@ -100,21 +130,17 @@ def dispatch_name(uks: UKernelSet, zero: bool = False, prepacked: bool = False) 
             f"_p{uks.cores}{'_pw' if prepacked else ''}{_z(zero)}_{uks.dtype}")
 
 
-def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: bool = False) -> str:
+def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: bool = False):
     """C += A.B on a static tile; with `zero`, C = A.B (the accumulators start at zero: C is not read).
     With `unroll` (the full-width tiles), the vectorizer unrolls its reduction loop (lowering/cpu.py)."""
-    a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x{cols}x{dtype}>", f"tensor<{rows}x{cols}x{dtype}>"
-    init = "%c"
-    lines = []
-    if zero:
-        lines = [f"  %zero = arith.constant 0.0 : {dtype}",
-                 f"  %z = linalg.fill ins(%zero : {dtype}) outs(%c : {c}) -> {c}"]
-        init = "%z"
-    attributes = "ftuner.ukernel, ftuner.unroll_k" if unroll else "ftuner.ukernel"
-    return (f"func.func private @{ukernel_name(rows, cols, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
-            f" attributes {{{attributes}}} {{\n" + "".join(line + "\n" for line in lines) +
-            f"  %r = linalg.matmul ins(%a, %b : {a}, {b}) outs({init} : {c}) -> {c}\n"
-            f"  return %r : {c}\n}}")
+    el = element_type(dtype)
+    a, b, c = tensor_type([rows, None], el), tensor_type([None, cols], el), tensor_type([rows, cols], el)
+
+    def body(a, b, c):
+        init = linalg.fill(_float(dtype), outs=[c]) if zero else c
+        return [linalg.matmul(a, b, outs=[init])]
+    attributes = _unit_attrs("ftuner.ukernel", *(["ftuner.unroll_k"] if unroll else []))
+    return private_function(ukernel_name(rows, cols, dtype, zero), [a, b, c], [c], attributes, body)
 
 
 def masked_ukernel_name(rows: int, width: int, dtype: str, zero: bool = False) -> str:
@@ -122,7 +148,7 @@ def masked_ukernel_name(rows: int, width: int, dtype: str, zero: bool = False) -
 
 
 def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, chains: int = 1,
-                        lanes: int | None = None) -> str:
+                        lanes: int | None = None):
     """C += A.B (C = A.B with `zero`) on a `rows x w` tile, w <= width columns known at run time, as
     vector code: `width / lanes` vectors per row (one when `lanes` is not given), the last under the mask
     of its live lanes (masked loads and stores: lanes past w are never touched). Each reduction step
@@ -132,85 +158,65 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
     FMAs do not wait on each other."""
     lanes = lanes or width
     vectors = width // lanes
-    a, b, c = f"tensor<{rows}x?x{dtype}>", f"tensor<?x?x{dtype}>", f"tensor<{rows}x?x{dtype}>"
-    vec = f"vector<{lanes}x{dtype}>"
+    el = element_type(dtype)
+    ta, tb, tc = tensor_type([rows, None], el), tensor_type([None, None], el), tensor_type([rows, None], el)
+    vec, lane = ir.VectorType.get([lanes], el), ir.VectorType.get([1], el)
     count = rows * vectors                       # accumulators of one set
     sets = -(-chains // count)
-    body = IRBody()
-    zero_i, one = body.const(0), body.const(1)
-    pad = body.op("pad", f"arith.constant 0.0 : {dtype}")
-    k = body.op("k", f"tensor.dim %a, {one} : {a}")
-    w = body.op("w", f"tensor.dim %c, {one} : {c}")
-    offsets = [zero_i] + [body.const(v * lanes) for v in range(1, vectors)]
-    live = body.op("live", f"arith.subi {w}, {offsets[-1]} : index") if vectors > 1 else w
-    mask = body.op("mask", f"vector.create_mask {live} : vector<{lanes}xi1>")
-    masks = [""] * (vectors - 1) + [f", {mask}"]  # the last vector is the masked one
-    row_index = [body.const(i) for i in range(rows)]
-    zeros = body.op("zero", f"arith.constant dense<0.0> : {vec}")
     tiles = [(r, v) for r in range(rows) for v in range(vectors)]
-    if zero:
-        init = [zeros] * count
-    else:
-        init = [body.op("c", f"vector.transfer_read %c[{row_index[r]}, {offsets[v]}], {pad}{masks[v]} "
-                             f"{{in_bounds = [true]}} : {c}, {vec}") for r, v in tiles]
 
-    def steps(kk: str, accs: list[str]) -> list[str]:
-        """One reduction step k = kk on the accumulators of every row."""
-        brow = [body.op("b", f"vector.transfer_read %b[{kk}, {offsets[v]}], {pad}{masks[v]} {{in_bounds = [true]}} "
-                             f": {b}, {vec}") for v in range(vectors)]
-        out = []
-        for r in range(rows):
-            # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
-            element = body.op("a", f"vector.transfer_read %a[{row_index[r]}, {kk}], {pad} {{in_bounds = [true]}} "
-                                   f": {a}, vector<1x{dtype}>")
-            spread = body.op("s", f"vector.broadcast {element} : vector<1x{dtype}> to {vec}")
-            out += [body.op("y", f"vector.fma {spread}, {brow[v]}, {accs[r * vectors + v]} : {vec}")
-                    for v in range(vectors)]
-        return out
+    def body(a, b, c):
+        zero_i, one = index(0), index(1)
+        pad = _float(dtype)
+        k, w = _dim(a, one), _dim(c, one)
+        offsets = [zero_i] + [index(v * lanes) for v in range(1, vectors)]
+        live = arith.SubIOp(w, offsets[-1]).result if vectors > 1 else w
+        mask = vector.CreateMaskOp(ir.VectorType.get([lanes], ir.IntegerType.get_signless(1)), [live]).result
+        masks = [None] * (vectors - 1) + [mask]  # the last vector is the masked one
+        row_index = [index(i) for i in range(rows)]
+        zeros = arith.ConstantOp(vec, ir.DenseElementsAttr.get_splat(vec, ir.FloatAttr.get(el, 0.0))).result
+        init = [zeros] * count if zero else [_read(vec, c, [row_index[r], offsets[v]], pad, masks[v]) for r, v in tiles]
 
-    def loop(start: str, stop: str, step: int, init: list[str], each) -> list[str]:
-        """scf.for over [start, stop) by `step` carrying `init`; `each(kk, carried)` gives the yields."""
-        result = body.fresh("acc")
-        carried = [body.fresh("x") for _ in init]
-        types = ", ".join([vec] * len(init))
-        iter_args = ", ".join(f"{x} = {v}" for x, v in zip(carried, init))
-        kk = body.fresh("kk")
-        body(f"{result}:{len(init)} = scf.for {kk} = {start} to {stop} step {body.const(step) if step > 1 else one} "
-             f"iter_args({iter_args}) -> ({types}) {{")
-        body(f"scf.yield {', '.join(each(kk, carried))} : {types}")
-        body("}")
-        return [f"{result}#{i}" for i in range(len(init))]
-
-    if sets == 1:
-        accs = loop(zero_i, k, 1, init, steps)
-    else:
-        whole = body.op("kw", f"arith.muli {body.op('kq', f'arith.divui {k}, {body.const(sets)} : index')}, "
-                              f"{body.const(sets)} : index")
-
-        def unrolled(kk, carried):
+        def steps(kk, accs):
+            """One reduction step k = kk on the accumulators of every row."""
+            brow = [_read(vec, b, [kk, offsets[v]], pad, masks[v]) for v in range(vectors)]
             out = []
-            for i in range(sets):
-                at = kk if i == 0 else body.op("kk", f"arith.addi {kk}, {body.const(i)} : index")
-                out += steps(at, carried[i * count:(i + 1) * count])
+            for r in range(rows):
+                # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
+                spread = vector.BroadcastOp(vec, _read(lane, a, [row_index[r], kk], pad)).result
+                out += [vector.FMAOp(spread, brow[v], accs[r * vectors + v]).result for v in range(vectors)]
             return out
-        split = loop(zero_i, whole, sets, init + [zeros] * (count * (sets - 1)), unrolled)
-        accs = loop(whole, k, 1, split[:count], steps)
-        for i in range(1, sets):
-            accs = [body.op("sum", f"arith.addf {x}, {y} : {vec}") for x, y in zip(accs, split[i * count:(i + 1) * count])]
-    out = "%c"
-    for x, (r, v) in zip(accs, tiles):
-        out = body.op("o", f"vector.transfer_write {x}, {out}[{row_index[r]}, {offsets[v]}]{masks[v]} "
-                           f"{{in_bounds = [true]}} : {vec}, {c}")
-    body(f"return {out} : {c}")
-    return (f"func.func private @{masked_ukernel_name(rows, width, dtype, zero)}(%a: {a}, %b: {b}, %c: {c}) -> {c}"
-            f" attributes {{ftuner.masked_ukernel}} {{\n{body.text()}\n}}")
+
+        def loop(start, stop, step: int, carried, each):
+            return for_loop(start, stop, index(step) if step > 1 else one, carried, each)
+
+        if sets == 1:
+            accs = loop(zero_i, k, 1, init, steps)
+        else:
+            whole = arith.MulIOp(arith.DivUIOp(k, index(sets)).result, index(sets)).result
+
+            def unrolled(kk, carried):
+                out = []
+                for i in range(sets):
+                    at = kk if i == 0 else arith.AddIOp(kk, index(i)).result
+                    out += steps(at, carried[i * count:(i + 1) * count])
+                return out
+            split = loop(zero_i, whole, sets, init + [zeros] * (count * (sets - 1)), unrolled)
+            accs = loop(whole, k, 1, split[:count], steps)
+            for i in range(1, sets):
+                accs = [arith.AddFOp(x, y).result for x, y in zip(accs, split[i * count:(i + 1) * count])]
+        out = c
+        for x, (r, v) in zip(accs, tiles):
+            out = _write(x, out, [row_index[r], offsets[v]], masks[v])
+        return [out]
+    return private_function(masked_ukernel_name(rows, width, dtype, zero), [ta, tb, tc], [tc],
+                            _unit_attrs("ftuner.masked_ukernel"), body)
 
 
-def emit_transpose_ukernel(size: int, dtype: str) -> str:
-    t = f"tensor<{size}x{size}x{dtype}>"
-    return (f"func.func private @{transpose_name(size, dtype)}(%src: {t}, %dst: {t}) -> {t} attributes {{ftuner.ukernel}} {{\n"
-            f"  %r = linalg.transpose ins(%src : {t}) outs(%dst : {t}) permutation = [1, 0]\n"
-            f"  return %r : {t}\n}}")
+def emit_transpose_ukernel(size: int, dtype: str):
+    t = tensor_type([size, size], element_type(dtype))
+    return private_function(transpose_name(size, dtype), [t, t], [t], _unit_attrs("ftuner.ukernel"),
+                            lambda src, dst: [linalg.transpose(src, outs=[dst], permutation=[1, 0]).result])
 
 
 # A plain matmul packs its B block for blocks of at least PACK_MIN_ROWS rows (the pack writes and rereads
@@ -233,259 +239,222 @@ def packs_b(uks: UKernelSet) -> bool:
     return uks.transpose_b or not uks.batched
 
 
-def _panels(uks: UKernelSet) -> str:
+def _panels(uks: UKernelSet) -> ir.RankedTensorType:
     """The packed B block: [panels, kk, nr], panel p holding columns [p*nr, (p+1)*nr) row after row."""
-    return f"tensor<?x?x{uks.nr}x{uks.dtype}>"
+    return tensor_type([None, None, uks.nr], element_type(uks.dtype))
 
 
-def _into_panels(b: IRBody, cur: str, src_where: str, dst_where: str, t2: str, panels: str, move) -> str:
-    """src[src_where] (2-D) moved into the panel slice cur[dst_where] (rank-reduced to 2-D); `move`
-    gives the op text from the source and destination slices (a copy or a transpose)."""
-    src = b.op("s", f"tensor.extract_slice %src{src_where} : {t2} to {t2}")
-    dst = b.op("o", f"tensor.extract_slice {cur}{dst_where} : {panels} to {t2}")
-    moved = b.op("m", move(src, dst))
-    return b.op("w", f"tensor.insert_slice {moved} into {cur}{dst_where} : {t2} into {panels}")
-
-
-def _last_panel(b: IRBody, cur: str, rest_n: str, fill, panels: str) -> str:
+def _last_panel(cur: ir.Value, rest_n: ir.Value, fill) -> ir.Value:
     """`fill(cur)` when the block has a partial last panel (rest_n > 0 columns), else cur unchanged."""
-    partial = b.op("part", f"arith.cmpi ugt, {rest_n}, {b.const(0)} : index")
-    return b.if_else("packed", partial, panels, lambda: fill(cur), lambda: cur)
+    partial = _cmp(_UGT, rest_n, index(0))
+    return if_else(partial, [cur.type], lambda: [fill(cur)], lambda: [cur])[0]
 
 
-def emit_pack(uks: UKernelSet) -> str:
+def emit_pack(uks: UKernelSet):
     """B^T block [bn x kk] -> nr-wide micro-panels [ceil(bn/nr), kk, nr], so each uKernel streams its
     B panel contiguously (nr floats a row) instead of rows bn apart that fall into a few L1 sets. Full
     `lanes x lanes` tiles go through the vectorized transpose uKernel (in-register shuffles); the edges
     (kk % lanes rows, and the last panel's bn % nr columns) through plain transposes. Columns past bn in
     the last panel are never written nor read."""
-    t2, panels, dt, size, nr = _dyn(2, uks.dtype), _panels(uks), uks.dtype, uks.lanes, uks.nr
-    tile = f"tensor<{size}x{size}x{dt}>"
-    b = IRBody()
-    zero, one, step, width = b.const(0), b.const(1), b.const(size), b.const(nr)
-    bn = b.op("bn", f"tensor.dim %src, {zero} : {t2}")
-    kk = b.op("kk", f"tensor.dim %src, {one} : {t2}")
-    bn_full = b.op("bnf", f"arith.subi {bn}, {b.op('r', f'arith.remui {bn}, {width} : index')} : index")
-    kk_full = b.op("kkf", f"arith.subi {kk}, {b.op('r', f'arith.remui {kk}, {step} : index')} : index")
-    full_panels = b.op("np", f"arith.divui {bn_full}, {width} : index")
-    b(f"%tiles = scf.for %j = {zero} to {bn_full} step {step} iter_args(%d = %dst) -> ({panels}) {{")
-    panel = b.op("p", f"arith.divui %j, {width} : index")
-    col = b.op("q", f"arith.remui %j, {width} : index")
-    b(f"%col = scf.for %k = {zero} to {kk_full} step {step} iter_args(%e = %d) -> ({panels}) {{")
-    where = f"[{panel}, %k, {col}] [1, {size}, {size}] [1, 1, 1]"
-    src = b.op("s", f"tensor.extract_slice %src[%j, %k] [{size}, {size}] [1, 1] : {t2} to {tile}")
-    dst = b.op("o", f"tensor.extract_slice %e{where} : {panels} to {tile}")
-    tr = b.op("tr", f"func.call @{transpose_name(size, dt)}({src}, {dst}) : ({tile}, {tile}) -> {tile}")
-    b(f"scf.yield {b.op('w', f'tensor.insert_slice {tr} into %e{where} : {tile} into {panels}')} : {panels}")
-    b("}")
-    b(f"scf.yield %col : {panels}")
-    b("}")
+    t2, panels, size = _dyn(2, uks.dtype), _panels(uks), uks.lanes
+    tile = tensor_type([size, size], element_type(uks.dtype))
 
-    def transpose_into(cur: str, src_where: str, dst_where: str) -> str:
-        return _into_panels(b, cur, src_where, dst_where, t2, panels, lambda src, dst:
-                            f"linalg.transpose ins({src} : {t2}) outs({dst} : {t2}) permutation = [1, 0]")
+    def body(src, dst):
+        zero, one, step, width = index(0), index(1), index(size), index(uks.nr)
+        bn, kk = _dim(src, zero), _dim(src, one)
+        bn_full = arith.SubIOp(bn, arith.RemUIOp(bn, width).result).result
+        kk_full = arith.SubIOp(kk, arith.RemUIOp(kk, step).result).result
+        full_panels = arith.DivUIOp(bn_full, width).result
 
-    # the last kk % lanes rows of every full panel
-    rest_k = b.op("rk", f"arith.subi {kk}, {kk_full} : index")
-    b(f"%bottom = scf.for %p = {zero} to {full_panels} step {one} iter_args(%f = %tiles) -> ({panels}) {{")
-    first = b.op("j", f"arith.muli %p, {width} : index")
-    b(f"scf.yield {transpose_into('%f', f'[{first}, {kk_full}] [{width}, {rest_k}] [1, 1]', f'[%p, {kk_full}, 0] [1, {rest_k}, {width}] [1, 1, 1]')} : {panels}")
-    b("}")
-    # the last panel's bn % nr columns, every row (when there are any: the panel exists only then)
-    rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
-    packed = _last_panel(b, "%bottom", rest_n, lambda cur: transpose_into(
-        cur, f"[{bn_full}, 0] [{rest_n}, {kk}] [1, 1]", f"[{full_panels}, 0, 0] [1, {kk}, {rest_n}] [1, 1, 1]"), panels)
-    b(f"return {packed} : {panels}")
-    return (f"func.func private @{pack_name(uks)}(%src: {t2}, %dst: {panels}) -> {panels} "
-            f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
+        def tile_columns(j, d):
+            panel, col = arith.DivUIOp(j, width).result, arith.RemUIOp(j, width).result
+
+            def tile_rows(k, e):
+                where = ([panel, k, col], [1, size, size])
+                tr = _call(transpose_name(size, uks.dtype), tile,
+                           [extract_slice(src, [j, k], [size, size], tile), extract_slice(e[0], *where, tile)])
+                return [insert_slice(tr, e[0], *where)]
+            return for_loop(zero, kk_full, step, d, tile_rows)
+        tiles = for_loop(zero, bn_full, step, [dst], tile_columns)[0]
+
+        def transpose_into(cur, src_where, dst_where):
+            """src[src_where] (2-D) transposed into the panel slice cur[dst_where] (rank-reduced to 2-D)."""
+            moved = linalg.transpose(extract_slice(src, *src_where, t2), outs=[extract_slice(cur, *dst_where, t2)],
+                                     permutation=[1, 0]).result
+            return insert_slice(moved, cur, *dst_where)
+
+        # the last kk % lanes rows of every full panel
+        rest_k = arith.SubIOp(kk, kk_full).result
+        bottom = for_loop(zero, full_panels, one, [tiles], lambda p, f: [transpose_into(
+            f[0], ([arith.MulIOp(p, width).result, kk_full], [width, rest_k]), ([p, kk_full, 0], [1, rest_k, width]))])[0]
+        # the last panel's bn % nr columns, every row (when there are any: the panel exists only then)
+        rest_n = arith.SubIOp(bn, bn_full).result
+        return [_last_panel(bottom, rest_n, lambda cur: transpose_into(
+            cur, ([bn_full, 0], [rest_n, kk]), ([full_panels, 0, 0], [1, kk, rest_n])))]
+    return private_function(pack_name(uks), [t2, panels], [panels], _unit_attrs("ftuner.pack"), body)
 
 
-def emit_copy_pack(uks: UKernelSet) -> str:
+def emit_copy_pack(uks: UKernelSet):
     """B block [kk x bn] (stored K x N) -> nr-wide micro-panels [ceil(bn/nr), kk, nr], written as vector
     code: each panel row one nr-wide vector read and written, the last panel's bn % nr columns under a
     mask (lanes past bn are never read nor written). As linalg.copy loops LLVM left it scalar: a third
     of a conv layer's GEMM time went to this copy."""
-    t2, panels, nr, dt = _dyn(2, uks.dtype), _panels(uks), uks.nr, uks.dtype
-    vec = f"vector<{nr}x{dt}>"
-    b = IRBody()
-    zero, one, width = b.const(0), b.const(1), b.const(nr)
-    pad = b.op("pad", f"arith.constant 0.0 : {dt}")
-    kk = b.op("kk", f"tensor.dim %src, {zero} : {t2}")
-    bn = b.op("bn", f"tensor.dim %src, {one} : {t2}")
-    full_panels = b.op("np", f"arith.divui {bn}, {width} : index")
-    bn_full = b.op("bnf", f"arith.muli {full_panels}, {width} : index")
+    t2, panels, nr = _dyn(2, uks.dtype), _panels(uks), uks.nr
+    vec = ir.VectorType.get([nr], element_type(uks.dtype))
 
-    def rows_into(cur: str, panel: str, col: str, mask: str | None) -> str:
-        """Every row of panel `panel` from the block's columns starting at `col` (under `mask`)."""
-        k, into = b.fresh("k"), b.fresh("e")
-        masked = f", {mask}" if mask else ""
-        result = b.op("rows", f"scf.for {k} = {zero} to {kk} step {one} iter_args({into} = {cur}) -> ({panels}) {{")
-        row = b.op("v", f"vector.transfer_read %src[{k}, {col}], {pad}{masked} {{in_bounds = [true]}} : {t2}, {vec}")
-        put = b.op("w", f"vector.transfer_write {row}, {into}[{panel}, {k}, {zero}]{masked} {{in_bounds = [true]}} "
-                        f": {vec}, {panels}")
-        b(f"scf.yield {put} : {panels}")
-        b("}")
-        return result
+    def body(src, dst):
+        zero, one, width = index(0), index(1), index(nr)
+        pad = _float(uks.dtype)
+        kk, bn = _dim(src, zero), _dim(src, one)
+        full_panels = arith.DivUIOp(bn, width).result
+        bn_full = arith.MulIOp(full_panels, width).result
 
-    b(f"%full = scf.for %p = {zero} to {full_panels} step {one} iter_args(%d = %dst) -> ({panels}) {{")
-    b(f"scf.yield {rows_into('%d', '%p', b.op('j', f'arith.muli %p, {width} : index'), None)} : {panels}")
-    b("}")
-    rest_n = b.op("rn", f"arith.subi {bn}, {bn_full} : index")
-    mask = b.op("mask", f"vector.create_mask {rest_n} : vector<{nr}xi1>")
-    packed = _last_panel(b, "%full", rest_n, lambda cur: rows_into(cur, full_panels, bn_full, mask), panels)
-    b(f"return {packed} : {panels}")
-    return (f"func.func private @{copy_pack_name(uks)}(%src: {t2}, %dst: {panels}) -> {panels} "
-            f"attributes {{ftuner.pack}} {{\n{b.text()}\n}}")
+        def rows_into(cur, panel, col, mask):
+            """Every row of panel `panel` from the block's columns starting at `col` (under `mask`)."""
+            return for_loop(zero, kk, one, [cur], lambda k, into: [
+                _write(_read(vec, src, [k, col], pad, mask), into[0], [panel, k, zero], mask)])[0]
+
+        full = for_loop(zero, full_panels, one, [dst],
+                        lambda p, d: [rows_into(d[0], p, arith.MulIOp(p, width).result, None)])[0]
+        rest_n = arith.SubIOp(bn, bn_full).result
+        mask = vector.CreateMaskOp(ir.VectorType.get([nr], ir.IntegerType.get_signless(1)), [rest_n]).result
+        return [_last_panel(full, rest_n, lambda cur: rows_into(cur, full_panels, bn_full, mask))]
+    return private_function(copy_pack_name(uks), [t2, panels], [panels], _unit_attrs("ftuner.pack"), body)
 
 
-def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = False) -> str:
+def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = False):
     """Rows [lo, hi) of a block, `rows` at a time, every column strip; hi - lo is a multiple of rows.
     With `zero`, the uKernels overwrite C instead of accumulating into it. B is the block itself
     (kk x bn, read in place) or, with `packed`, its micro-panels (emit_pack, emit_copy_pack)."""
-    t, dt = _dyn(2, uks.dtype), uks.dtype
+    el = element_type(uks.dtype)
+    t = _dyn(2, uks.dtype)
     tb = _panels(uks) if packed else t
-    b = IRBody()
-    one = b.const(1)
-    kk = b.op("kk", f"tensor.dim %a, {one} : {t}")
-    bn = b.op("bn", f"tensor.dim %c, {one} : {t}")
-    col_ranges = strip_bounds(bn, uks.col_sizes, uks.tail_width, IRArith(b))
-    width = b.const(uks.nr) if packed else None      # panel p of column j: j / nr, at j % nr
-    b(f"%res = scf.for %i = %lo to %hi step {b.const(rows)} iter_args(%acc = %c) -> ({t}) {{")
-    acc = "%acc"
-    for cols, lo, hi in col_ranges:
-        j, cur = b.fresh("j"), b.fresh("t")
-        # the masked tail's loop runs once when there is a tail (hi - lo < its step), its width hi - j
-        step = b.const(uks.tail_width if cols == MASKED else cols)
-        result = b.op("cols", f"scf.for {j} = {lo} to {hi} step {step} iter_args({cur} = {acc}) -> ({t}) {{")
-        size = b.op("w", f"arith.subi {hi}, {j} : index") if cols == MASKED else str(cols)
-        static = "?" if cols == MASKED else cols
-        tile_a = f"tensor<{rows}x?x{dt}>"
-        tile_b = f"tensor<?x{static}x{dt}>"
-        tile_c = f"tensor<{rows}x{static}x{dt}>"
-        sa = b.op("a", f"tensor.extract_slice %a[%i, 0] [{rows}, {kk}] [1, 1] : {t} to {tile_a}")
-        if packed:
-            panel, col = b.op("p", f"arith.divui {j}, {width} : index"), b.op("q", f"arith.remui {j}, {width} : index")
-            sb = b.op("b", f"tensor.extract_slice %b[{panel}, 0, {col}] [1, {kk}, {size}] [1, 1, 1] : {tb} to {tile_b}")
-        else:
-            sb = b.op("b", f"tensor.extract_slice %b[0, {j}] [{kk}, {size}] [1, 1] : {t} to {tile_b}")
-        sc = b.op("ct", f"tensor.extract_slice {cur}[%i, {j}] [{rows}, {size}] [1, 1] : {t} to {tile_c}")
-        types = f"({tile_a}, {tile_b}, {tile_c}) -> {tile_c}"
 
-        def call(callee: str) -> str:
-            return b.op("uk", f"func.call @{callee}({sa}, {sb}, {sc}) : {types}")
-        if cols != MASKED:
-            out = call(ukernel_name(rows, cols, dt, zero))
-        else:                           # the narrowest masked kernel that holds the tail
-            def masked(widths: tuple[int, ...]) -> str:
+    def body(a, b, c, lo_rows, hi_rows):
+        one = index(1)
+        kk, bn = _dim(a, one), _dim(c, one)
+        col_ranges = strip_bounds(bn, uks.col_sizes, uks.tail_width, AR)
+        width = index(uks.nr) if packed else None      # panel p of column j: j / nr, at j % nr
+
+        def row_strip(i, carried):
+            acc = carried[0]
+            for cols, lo, hi in col_ranges:
+                # the masked tail's loop runs once when there is a tail (hi - lo < its step), its width hi - j
+                step = index(uks.tail_width if cols == MASKED else cols)
+                acc = for_loop(lo, hi, step, [acc], lambda j, cur: [tile(i, j, cur[0], cols, hi)])[0]
+            return [acc]
+
+        def tile(i, j, cur, cols, hi):
+            size = arith.SubIOp(hi, j).result if cols == MASKED else cols
+            static = None if cols == MASKED else cols
+            tile_a, tile_b, tile_c = (tensor_type([rows, None], el), tensor_type([None, static], el),
+                                      tensor_type([rows, static], el))
+            sa = extract_slice(a, [i, 0], [rows, kk], tile_a)
+            if packed:
+                panel, col = arith.DivUIOp(j, width).result, arith.RemUIOp(j, width).result
+                sb = extract_slice(b, [panel, 0, col], [1, kk, size], tile_b)
+            else:
+                sb = extract_slice(b, [0, j], [kk, size], tile_b)
+            sc = extract_slice(cur, [i, j], [rows, size], tile_c)
+
+            def call(callee: str) -> ir.Value:
+                return _call(callee, tile_c, [sa, sb, sc])
+
+            def masked(widths: tuple[int, ...]) -> ir.Value:
+                """The narrowest masked kernel that holds the tail."""
                 if len(widths) == 1:
-                    return call(masked_ukernel_name(rows, widths[0], dt, zero))
-                fits = b.op("fits", f"arith.cmpi ule, {size}, {b.const(widths[0])} : index")
-                return b.if_else("uk", fits, tile_c, lambda: masked(widths[:1]), lambda: masked(widths[1:]))
-            out = masked(uks.masked_widths)
-        put = b.op("w", f"tensor.insert_slice {out} into {cur}[%i, {j}] [{rows}, {size}] [1, 1] : {tile_c} into {t}")
-        b(f"scf.yield {put} : {t}")
-        b("}")
-        acc = result
-    b(f"scf.yield {acc} : {t}")
-    b("}")
-    b(f"return %res : {t}")
-    return (f"func.func private @{rows_name(rows, uks, zero, packed)}(%a: {t}, %b: {tb}, %c: {t}, %lo: index, %hi: index) -> {t}"
-            f" attributes {{ftuner.rows = {rows} : i64}} {{\n{b.text()}\n}}")
+                    return call(masked_ukernel_name(rows, widths[0], uks.dtype, zero))
+                fits = _cmp(_ULE, size, index(widths[0]))
+                return if_else(fits, [tile_c], lambda: [masked(widths[:1])], lambda: [masked(widths[1:])])[0]
+            out = masked(uks.masked_widths) if cols == MASKED else call(ukernel_name(rows, cols, uks.dtype, zero))
+            return insert_slice(out, cur, [i, j], [rows, size])
+        return for_loop(lo_rows, hi_rows, index(rows), [c], row_strip)
+    index_type = ir.IndexType.get()
+    attributes = {"ftuner.rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}
+    return private_function(rows_name(rows, uks, zero, packed), [t, tb, t, index_type, index_type], [t],
+                            attributes, body)
 
 
-def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) -> str:
+def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False):
     """The dispatch function: (A, B, C_init) -> C_init + A.B, all operands fully dynamic. With
     `zero_init`: (A, B, C) -> A.B, C only giving the result's storage (the op's init was a zero fill).
     With `prepacked` (a matmul_transpose_b set): B is already the micro-panels of the whole N x K
     operand, [ceil(N/nr), K, nr] (a constant weight packed at compile time, codegen/weight_panels.py);
     a block reads its panels in place."""
     rank = 3 if uks.batched else 2
-    t, t2, dt = _dyn(rank, uks.dtype), _dyn(2, uks.dtype), uks.dtype
-    tb = _panels(uks) if prepacked else t
-    b = IRBody()
-    zero, one = b.const(0), b.const(1)
+    t, t2 = _dyn(rank, uks.dtype), _dyn(2, uks.dtype)
+    tb, panels_type = (_panels(uks) if prepacked else t), _panels(uks)
     lead = 1 if uks.batched else 0          # index of the M axis in C
-    m = b.op("m", f"tensor.dim %C, {b.const(lead)} : {t}")
-    n = b.op("n", f"tensor.dim %C, {b.const(lead + 1)} : {t}")
-    k = b.op("k", f"tensor.dim %A, {b.const(lead + 1)} : {t}")
-    batch = b.op("batch", f"tensor.dim %C, {zero} : {t}") if uks.batched else one
-    mc, nc = block_shape(uks, batch, m, n, IRArith(b))     # the cache block, as ukernel.cover computes it
-    if uks.batched:
-        b(f"%res = scf.forall (%p, %i0, %j0) = (0, 0, 0) to ({batch}, {m}, {n}) step (1, {mc}, {nc}) "
-          f"shared_outs(%o = %C) -> ({t}) {{")
-        lead_off, lead_size, lead_stride = "%p, ", "1, ", "1, "
-    else:
-        b(f"%res = scf.forall (%i0, %j0) = (0, 0) to ({m}, {n}) step ({mc}, {nc}) shared_outs(%o = %C) -> ({t}) {{")
-        lead_off = lead_size = lead_stride = ""
-    bm = b.op("bm", f"arith.minui {b.op('left', f'arith.subi {m}, %i0 : index')}, {mc} : index")
-    bn = b.op("bn", f"arith.minui {b.op('left', f'arith.subi {n}, %j0 : index')}, {nc} : index")
-    cblk = b.op("cblk", f"tensor.extract_slice %o[{lead_off}%i0, %j0] [{lead_size}{bm}, {bn}] "
-                        f"[{lead_stride}1, 1] : {t} to {t2}")
-    row_ranges = strip_bounds(bm, uks.row_sizes, ar=IRArith(b))
-    kc = b.const(uks.kc)
-    chooses_pack = packs_b(uks) and not uks.transpose_b and not prepacked    # decided per block, at run time
-    if chooses_pack:
-        many_rows = b.op("big", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROWS)} : index")
-        some_rows = b.op("some", f"arith.cmpi uge, {bm}, {b.const(PACK_MIN_ROW_STRIPS * uks.mr)} : index")
-        far_rows = b.op("far", f"arith.cmpi uge, {n}, {b.const(FAR_ROW_BYTES // (ELEMENT_BITS[dt] // 8))} : index")
-        pack_b = b.op("pack", f"arith.ori {many_rows}, {b.op('wide', f'arith.andi {some_rows}, {far_rows} : i1')} : i1")
 
-    def k_block(k0: str, c_in: str, overwrite: bool) -> str:
-        """The block's rows over reduction indices [k0, k0 + kc): C_in + A.B, or A.B with `overwrite`."""
-        kk = b.op("kk", f"arith.minui {b.op('left', f'arith.subi {k}, {k0} : index')}, {kc} : index")
-        ablk = b.op("ablk", f"tensor.extract_slice %A[{lead_off}%i0, {k0}] [{lead_size}{bm}, {kk}] "
-                            f"[{lead_stride}1, 1] : {t} to {t2}")
-        if prepacked:
-            first = b.op("p0", f"arith.divui %j0, {b.const(uks.nr)} : index")     # nc is a multiple of nr
-            count = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index")
-            panels = b.op("bblk", f"tensor.extract_slice %B[{first}, {k0}, 0] [{count}, {kk}, {uks.nr}] "
-                                  f"[1, 1, 1] : {tb} to {tb}")
-            return row_strips(ablk, panels, c_in, overwrite, packed=True)
-        if uks.transpose_b:
-            bt = b.op("bt", f"tensor.extract_slice %B[{lead_off}%j0, {k0}] [{lead_size}{bn}, {kk}] "
-                            f"[{lead_stride}1, 1] : {t} to {t2}")
-            return row_strips(ablk, pack(pack_name(uks), bt, kk), c_in, overwrite, packed=True)
-        bblk = b.op("bblk", f"tensor.extract_slice %B[{lead_off}{k0}, %j0] [{lead_size}{kk}, {bn}] "
-                            f"[{lead_stride}1, 1] : {t} to {t2}")
-        if not chooses_pack:
-            return row_strips(ablk, bblk, c_in, overwrite, packed=False)
-        return b.if_else("blk", pack_b, t2,
-                         lambda: row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, packed=True),
-                         lambda: row_strips(ablk, bblk, c_in, overwrite, packed=False))
+    def body(A, B, C):
+        zero, one = index(0), index(1)
+        m, n = _dim(C, index(lead)), _dim(C, index(lead + 1))
+        k = _dim(A, index(lead + 1))
+        batch = _dim(C, zero) if uks.batched else one
+        mc, nc = block_shape(uks, batch, m, n, AR)     # the cache block, as ukernel.cover computes it
+        if uks.batched:
+            loop = scf.ForallOp([0, 0, 0], [batch, m, n], [1, mc, nc], [C])
+        else:
+            loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [C])
+        with ir.InsertionPoint(loop.body):
+            *outer, i0, j0 = loop.induction_variables
+            lead_at = lambda *xs: [*outer, *xs]                     # noqa: E731  (the batch index first)
+            lead_size = lambda *xs: [1] * len(outer) + list(xs)     # noqa: E731
+            bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
+            bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
+            cblk = extract_slice(loop.inner_iter_args[0], lead_at(i0, j0), lead_size(bm, bn), t2)
+            row_ranges = strip_bounds(bm, uks.row_sizes, ar=AR)
+            kc = index(uks.kc)
+            chooses_pack = packs_b(uks) and not uks.transpose_b and not prepacked    # per block, at run time
+            if chooses_pack:
+                many_rows = _cmp(_UGE, bm, index(PACK_MIN_ROWS))
+                some_rows = _cmp(_UGE, bm, index(PACK_MIN_ROW_STRIPS * uks.mr))
+                far_rows = _cmp(_UGE, n, index(FAR_ROW_BYTES // (ELEMENT_BITS[uks.dtype] // 8)))
+                pack_b = arith.OrIOp(many_rows, arith.AndIOp(some_rows, far_rows).result).result
 
-    def pack(function: str, block: str, kk: str) -> str:
-        """`block` packed by `function` into a fresh panel buffer of ceil(bn / nr) panels."""
-        panels, ptype = b.op("np", f"arith.ceildivui {bn}, {b.const(uks.nr)} : index"), _panels(uks)
-        empty = b.op("pack", f"tensor.empty({panels}, {kk}) : {ptype}")
-        return b.op("bblk", f"func.call @{function}({block}, {empty}) : ({t2}, {ptype}) -> {ptype}")
+            def k_block(k0, c_in, overwrite: bool):
+                """The block's rows over reduction indices [k0, k0 + kc): C_in + A.B, or A.B with `overwrite`."""
+                kk = arith.MinUIOp(arith.SubIOp(k, k0).result, kc).result
+                ablk = extract_slice(A, lead_at(i0, k0), lead_size(bm, kk), t2)
+                if prepacked:
+                    first = arith.DivUIOp(j0, index(uks.nr)).result     # nc is a multiple of nr
+                    count = arith.CeilDivUIOp(bn, index(uks.nr)).result
+                    return row_strips(ablk, extract_slice(B, [first, k0, 0], [count, kk, uks.nr], tb),
+                                      c_in, overwrite, packed=True)
+                if uks.transpose_b:
+                    bt = extract_slice(B, lead_at(j0, k0), lead_size(bn, kk), t2)
+                    return row_strips(ablk, pack(pack_name(uks), bt, kk), c_in, overwrite, packed=True)
+                bblk = extract_slice(B, lead_at(k0, j0), lead_size(kk, bn), t2)
+                if not chooses_pack:
+                    return row_strips(ablk, bblk, c_in, overwrite, packed=False)
+                return if_else(pack_b, [t2],
+                               lambda: [row_strips(ablk, pack(copy_pack_name(uks), bblk, kk), c_in, overwrite, True)],
+                               lambda: [row_strips(ablk, bblk, c_in, overwrite, packed=False)])[0]
 
-    def row_strips(ablk: str, bblk: str, c_in: str, overwrite: bool, packed: bool) -> str:
-        cur, tb = c_in, _panels(uks) if packed else t2
-        for rows, lo, hi in row_ranges:
-            cur = b.op("rows", f"func.call @{rows_name(rows, uks, overwrite, packed)}({ablk}, {bblk}, {cur}, {lo}, "
-                               f"{hi}) : ({t2}, {tb}, {t2}, index, index) -> {t2}")
-        return cur
+            def pack(function: str, block, kk):
+                """`block` packed by `function` into a fresh panel buffer of ceil(bn / nr) panels."""
+                count = arith.CeilDivUIOp(bn, index(uks.nr)).result
+                empty = tensor.EmptyOp([count, kk, uks.nr], element_type(uks.dtype)).result
+                return _call(function, panels_type, [block, empty])
 
-    start, init = zero, cblk
-    if zero_init:
-        # the first reduction block writes C (it is never read: the op's init was zeros); K = 0 leaves zeros
-        empty_k = b.op("k0", f"arith.cmpi eq, {k}, {zero} : index")
+            def row_strips(ablk, bblk, cur, overwrite: bool, packed: bool):
+                for rows, lo, hi in row_ranges:
+                    cur = _call(rows_name(rows, uks, overwrite, packed), t2, [ablk, bblk, cur, lo, hi])
+                return cur
 
-        def zeros() -> str:
-            fill_zero = b.op("z", f"arith.constant 0.0 : {dt}")
-            return b.op("zc", f"linalg.fill ins({fill_zero} : {dt}) outs({cblk} : {t2}) -> {t2}")
-        start, init = kc, b.if_else("first", empty_k, t2, zeros, lambda: k_block(zero, cblk, overwrite=True))
-    b(f"%acc = scf.for %k0 = {start} to {k} step {kc} iter_args(%cc = {init}) -> ({t2}) {{")
-    b(f"scf.yield {k_block('%k0', '%cc', overwrite=False)} : {t2}")
-    b("}")
-    b("scf.forall.in_parallel {")
-    b(f"tensor.parallel_insert_slice %acc into %o[{lead_off}%i0, %j0] [{lead_size}{bm}, {bn}] "
-      f"[{lead_stride}1, 1] : {t2} into {t}")
-    b("}")
-    b("}")
-    b(f"return %res : {t}")
-    return (f"func.func private @{dispatch_name(uks, zero_init, prepacked)}(%A: {t}, %B: {tb}, %C: {t}) -> {t}"
-            f" attributes {{ftuner.dispatch = \"{uks.family}\"}} {{\n{b.text()}\n}}")
+            start, init = zero, cblk
+            if zero_init:
+                # the first reduction block writes C (it is never read: the op's init was zeros); K = 0 leaves zeros
+                empty_k = _cmp(_EQ, k, zero)
+                start = kc
+                init = if_else(empty_k, [t2], lambda: [linalg.fill(_float(uks.dtype), outs=[cblk])],
+                               lambda: [k_block(zero, cblk, overwrite=True)])[0]
+            acc = for_loop(start, k, kc, [init], lambda k0, cc: [k_block(k0, cc[0], overwrite=False)])[0]
+            with ir.InsertionPoint(loop.terminator().block):
+                parallel_insert_slice(acc, loop.inner_iter_args[0], lead_at(i0, j0), lead_size(bm, bn))
+        return [loop.results[0]]
+    return private_function(dispatch_name(uks, zero_init, prepacked), [t, tb, t], [t],
+                            {"ftuner.dispatch": ir.StringAttr.get(uks.family)}, body)
 
 
 def _row_layouts(uks: UKernelSet, prepacked: bool) -> tuple[bool, ...]:
@@ -495,26 +464,28 @@ def _row_layouts(uks: UKernelSet, prepacked: bool) -> tuple[bool, ...]:
     return (True, False) if packs_b(uks) else (False,)
 
 
-def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) -> dict[str, str]:
-    """symbol name -> function text, for the dispatch and everything it calls."""
-    funcs = {dispatch_name(uks, zero_init, prepacked): emit_dispatch(uks, zero_init, prepacked)}
+def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) -> dict:
+    """symbol name -> the builder of that function (no arguments), for the dispatch and everything it
+    calls, in the order they are to be added."""
+    funcs = {dispatch_name(uks, zero_init, prepacked): lambda: emit_dispatch(uks, zero_init, prepacked)}
+    dt = uks.dtype
     for zero in ((False, True) if zero_init else (False,)):
         for rows in uks.row_sizes:
             for packed in _row_layouts(uks, prepacked):
-                funcs[rows_name(rows, uks, zero, packed)] = emit_rows(rows, uks, zero, packed)
+                funcs[rows_name(rows, uks, zero, packed)] = lambda r=rows, z=zero, p=packed: emit_rows(r, uks, z, p)
         for rows, cols in uks.ukernels():
-            funcs[ukernel_name(rows, cols, uks.dtype, zero)] = emit_ukernel(rows, cols, uks.dtype, zero,
-                                                                            unroll=cols == uks.nr)
+            funcs[ukernel_name(rows, cols, dt, zero)] = (
+                lambda r=rows, c=cols, z=zero: emit_ukernel(r, c, dt, z, unroll=c == uks.nr))
         if uks.tail_width > 1:          # else every column strip is a whole vector (strip_bounds)
             for rows in uks.row_sizes:
                 for width in uks.masked_widths:
-                    funcs[masked_ukernel_name(rows, width, uks.dtype, zero)] = emit_masked_ukernel(
-                        rows, width, uks.dtype, zero, uks.chains, uks.lanes)
+                    funcs[masked_ukernel_name(rows, width, dt, zero)] = (
+                        lambda r=rows, w=width, z=zero: emit_masked_ukernel(r, w, dt, z, uks.chains, uks.lanes))
     if prepacked:
         return funcs
     if packs_b(uks) and not uks.transpose_b:
-        funcs[copy_pack_name(uks)] = emit_copy_pack(uks)
+        funcs[copy_pack_name(uks)] = lambda: emit_copy_pack(uks)
     if uks.transpose_b:
-        funcs[pack_name(uks)] = emit_pack(uks)
-        funcs[transpose_name(uks.lanes, uks.dtype)] = emit_transpose_ukernel(uks.lanes, uks.dtype)
+        funcs[pack_name(uks)] = lambda: emit_pack(uks)
+        funcs[transpose_name(uks.lanes, dt)] = lambda: emit_transpose_ukernel(uks.lanes, dt)
     return funcs

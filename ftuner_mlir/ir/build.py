@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, func, linalg, scf, tensor
 
 from ..families import family
 from .match import affine_maps
@@ -52,3 +52,71 @@ def family_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, family_name: str) -> 
     B read as N x K)."""
     maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family(family_name).affine_maps()]
     return linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
+
+
+def element_type(dtype: str) -> ir.Type:
+    """The MLIR type of an element type name ("f32", "f64")."""
+    return ir.Type.parse(dtype)
+
+
+def tensor_type(shape, element: ir.Type) -> ir.RankedTensorType:
+    """A ranked tensor type; `None` in `shape` is a dynamic dim."""
+    return ir.RankedTensorType.get([DYNAMIC if s is None else s for s in shape], element)
+
+
+def _static_and_dynamic(values) -> tuple[list[int], list[ir.Value]]:
+    """Mixed ints and index values as an op's static array (DYNAMIC where a value goes) and the values."""
+    static = [v if isinstance(v, int) else DYNAMIC for v in values]
+    return static, [v for v in values if not isinstance(v, int)]
+
+
+def _slice_operands(offsets, sizes, strides):
+    strides = [1] * len(offsets) if strides is None else strides
+    (so, do), (ss, ds), (st, dt) = (_static_and_dynamic(x) for x in (offsets, sizes, strides))
+    return do, ds, dt, ir.DenseI64ArrayAttr.get(so), ir.DenseI64ArrayAttr.get(ss), ir.DenseI64ArrayAttr.get(st)
+
+
+def extract_slice(source: ir.Value, offsets, sizes, result: ir.Type, strides=None) -> ir.Value:
+    """`tensor.extract_slice` with offsets/sizes/strides given as ints (static) or index values; `result`
+    is the slice's type (rank-reduced where it drops unit dims)."""
+    return tensor.ExtractSliceOp(result, source, *_slice_operands(offsets, sizes, strides)).result
+
+
+def insert_slice(source: ir.Value, dest: ir.Value, offsets, sizes, strides=None) -> ir.Value:
+    """`tensor.insert_slice` of `source` into `dest` (offsets/sizes/strides as in `extract_slice`)."""
+    return tensor.InsertSliceOp(source, dest, *_slice_operands(offsets, sizes, strides)).result
+
+
+def parallel_insert_slice(source: ir.Value, dest: ir.Value, offsets, sizes, strides=None) -> None:
+    """`tensor.parallel_insert_slice` (inside an `scf.forall.in_parallel`)."""
+    tensor.ParallelInsertSliceOp(source, dest, *_slice_operands(offsets, sizes, strides))
+
+
+def for_loop(lower, upper, step, inits, body) -> list[ir.Value]:
+    """`scf.for` over [lower, upper) by `step` carrying `inits`; `body(iv, carried)` builds one iteration
+    and returns the values it yields. Returns the loop's results."""
+    loop = scf.ForOp(lower, upper, step, inits)
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp(list(body(loop.induction_variable, list(loop.inner_iter_args))))
+    return list(loop.results)
+
+
+def if_else(condition: ir.Value, types, then, otherwise) -> list[ir.Value]:
+    """`scf.if` with results of `types`: `then()` and `otherwise()` build their branch and return the
+    values it yields."""
+    branch = scf.IfOp(condition, list(types), has_else=True)
+    for block, build in ((branch.then_block, then), (branch.else_block, otherwise)):
+        with ir.InsertionPoint(block):
+            scf.YieldOp(list(build()))
+    return list(branch.results)
+
+
+def private_function(name: str, inputs, results, attributes: dict, body):
+    """A private `func.func @name` at the insertion point, with `attributes` (name -> attribute);
+    `body(*arguments)` builds its ops and returns the values it returns."""
+    fn = func.FuncOp(name, (list(inputs), list(results)), visibility="private")
+    for key, value in attributes.items():
+        fn.attributes[key] = value
+    with ir.InsertionPoint(fn.add_entry_block()):
+        func.ReturnOp(list(body(*fn.arguments)))
+    return fn

@@ -43,25 +43,26 @@ def _symbols(module_op) -> set[str]:
 def _add_functions(module_op, present: set[str], name: str, emit, origin: ir.Location,
                    module_attrs: str = "") -> None:
     """Unless the module has the symbol `name` (`present`: its symbols, kept up to date here), add the
-    symbols of `emit()` (name -> text) it lacks. All are parsed together (they refer to each other),
-    inside a module with `module_attrs` (e.g. gpu.container_module, which gpu.launch_func requires).
-    Every op of an added function is located at `origin` (the op that first needed it) under the
-    function's name, so a later diagnostic in generated code names the user's op, not a line of text
-    the user never saw. Emitting and the symbol set cost the same for the thousandth op as for the first."""
+    functions of `emit()` (symbol -> builder) it lacks, at the module's end, in that order. Each is
+    built located at `origin` (the op that first needed it) under the function's name, so a later
+    diagnostic in generated code names the user's op. Emitting and the symbol set cost the same for the
+    thousandth op as for the first."""
     if name in present:
         return
-    texts = emit()
     body = module_op.regions[0].blocks[0]
-    text = "\n".join(texts.values())
-    if module_attrs:
-        text = f"module attributes {{{module_attrs}}} {{\n{text}\n}}"
-    parsed = ir.Module.parse(text, module_op.context)
-    for fn in list(parsed.body.operations):
-        symbol = fn.attributes["sym_name"].value
-        if symbol not in present:
+    for symbol, build in emit().items():
+        if symbol in present:
+            continue
+        if isinstance(build, str):   # TEMP
+            text = f"module attributes {{{module_attrs}}} {{\n{build}\n}}" if module_attrs else build
+            parsed = ir.Module.parse(text, module_op.context)
+            fn = parsed.body.operations[0]
             _locate(fn, ir.Location.name(symbol, childLoc=origin))
             body.append(fn.operation.detach_from_parent())
-            present.add(symbol)
+        else:
+            with ir.InsertionPoint(body), ir.Location.name(symbol, childLoc=origin):
+                build()
+        present.add(symbol)
 
 
 def _locate(fn, loc: ir.Location) -> None:

@@ -18,7 +18,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily
-from ..ir.build import DYNAMIC, cast, dim, family_matmul, index, reassociation
+from ..ir.build import DYNAMIC, cast, dim, extract_slice, family_matmul, index, insert_slice, reassociation
 from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, parallel_outer, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
@@ -78,16 +78,11 @@ def _slice(value: ir.Value, n: ir.Value, shape: list, insert_into: ir.Value | No
     """Image `n` of a [N, A, B] tensor as [A, B] (extract), or [A, B] `value` put back (insert)."""
     big = insert_into if insert_into is not None else value
     dims = [dim(big, 1), dim(big, 2)]
-    static_sizes = [1] + list(shape)
-    sizes = [v for s, v in zip(shape, dims) if s == DYNAMIC]
-    offsets = ir.DenseI64ArrayAttr.get([DYNAMIC, 0, 0])
-    strides = ir.DenseI64ArrayAttr.get([1, 1, 1])
+    sizes = [1] + [d if s == DYNAMIC else s for s, d in zip(shape, dims)]
     if insert_into is None:
         element = ir.RankedTensorType(value.type).element_type
-        return tensor.ExtractSliceOp(ir.RankedTensorType.get(shape, element), value, [n], sizes, [],
-                                     offsets, ir.DenseI64ArrayAttr.get(static_sizes), strides).result
-    return tensor.InsertSliceOp(value, insert_into, [n], sizes, [], offsets,
-                                ir.DenseI64ArrayAttr.get(static_sizes), strides).result
+        return extract_slice(value, [n, 0, 0], sizes, ir.RankedTensorType.get(shape, element))
+    return insert_slice(value, insert_into, [n, 0, 0], sizes)
 
 
 # NCHW output images of fewer pixels than this take the batched GEMM (rows: every image's pixels), more
@@ -175,11 +170,8 @@ class _Conv:
             image = loop.induction_variable
             acc = loop.inner_iter_args[0]
             x_shape = ir.RankedTensorType(x.type).shape
-            one = tensor.ExtractSliceOp(ir.RankedTensorType.get(x_shape[1:], self.element), x, [image],
-                                        [dim(x, i) for i in (1, 2, 3) if x_shape[i] == dyn], [],
-                                        ir.DenseI64ArrayAttr.get([dyn, 0, 0, 0]),
-                                        ir.DenseI64ArrayAttr.get([1] + x_shape[1:]),
-                                        ir.DenseI64ArrayAttr.get([1, 1, 1, 1])).result
+            sizes = [1] + [dim(x, i) if x_shape[i] == dyn else x_shape[i] for i in (1, 2, 3)]
+            one = extract_slice(x, [image, 0, 0, 0], sizes, ir.RankedTensorType.get(x_shape[1:], self.element))
             patches = _patches(self.fam, one, {name: v for name, v in s.items() if name != "n"},
                                self.strides, self.dilations)
             patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(1)   # one task per channel

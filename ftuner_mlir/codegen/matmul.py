@@ -285,8 +285,11 @@ def emit_pack(uks: UKernelSet):
 
         # the last kk % lanes rows of every full panel
         rest_k = arith.SubIOp(kk, kk_full).result
-        bottom = for_loop(zero, full_panels, one, [tiles], lambda p, f: [transpose_into(
-            f[0], ([arith.MulIOp(p, width).result, kk_full], [width, rest_k]), ([p, kk_full, 0], [1, rest_k, width]))])[0]
+
+        def bottom_rows(p, f):
+            first = arith.MulIOp(p, width).result
+            return [transpose_into(f[0], ([first, kk_full], [width, rest_k]), ([p, kk_full, 0], [1, rest_k, width]))]
+        bottom = for_loop(zero, full_panels, one, [tiles], bottom_rows)[0]
         # the last panel's bn % nr columns, every row (when there are any: the panel exists only then)
         rest_n = arith.SubIOp(bn, bn_full).result
         return [_last_panel(bottom, rest_n, lambda cur: transpose_into(

@@ -40,8 +40,7 @@ def _symbols(module_op) -> set[str]:
     return {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
 
 
-def _add_functions(module_op, present: set[str], name: str, emit, origin: ir.Location,
-                   module_attrs: str = "") -> None:
+def _add_functions(module_op, present: set[str], name: str, emit, origin: ir.Location) -> None:
     """Unless the module has the symbol `name` (`present`: its symbols, kept up to date here), add the
     functions of `emit()` (symbol -> builder) it lacks, at the module's end, in that order. Each is
     built located at `origin` (the op that first needed it) under the function's name, so a later
@@ -53,26 +52,9 @@ def _add_functions(module_op, present: set[str], name: str, emit, origin: ir.Loc
     for symbol, build in emit().items():
         if symbol in present:
             continue
-        if isinstance(build, str):   # TEMP
-            text = f"module attributes {{{module_attrs}}} {{\n{build}\n}}" if module_attrs else build
-            parsed = ir.Module.parse(text, module_op.context)
-            fn = parsed.body.operations[0]
-            _locate(fn, ir.Location.name(symbol, childLoc=origin))
-            body.append(fn.operation.detach_from_parent())
-        else:
-            with ir.InsertionPoint(body), ir.Location.name(symbol, childLoc=origin):
-                build()
+        with ir.InsertionPoint(body), ir.Location.name(symbol, childLoc=origin):
+            build()
         present.add(symbol)
-
-
-def _locate(fn, loc: ir.Location) -> None:
-    """`loc` on every op of `fn` and on its blocks' arguments."""
-    for op in (fn, *walk(fn)):
-        op.operation.location = loc
-        for region in op.operation.regions:
-            for block in region.blocks:
-                for argument in block.arguments:
-                    argument.set_location(loc)
 
 
 def _checked_set(op, attr: str, parse, on_buffers: bool):
@@ -142,10 +124,8 @@ class Tile(ModulePass):
     def _rewrite_gpu(self, module_op, present: set[str], op) -> None:
         """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""
         uks = _checked_set(op, GPU_ATTR, gpu_set_from_attr, on_buffers=True)
-        _add_functions(module_op, present, gpu_matmul.dispatch_name(uks),
-                       lambda: {gpu_matmul.module_name(uks): gpu_matmul.emit_gpu_module(uks),
-                                gpu_matmul.dispatch_name(uks): gpu_matmul.emit_dispatch(uks)},
-                       op.location, module_attrs="gpu.container_module")
+        _add_functions(module_op, present, gpu_matmul.dispatch_name(uks), lambda: gpu_matmul.emit_all(uks),
+                       op.location)
         module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
         with ir.InsertionPoint(op), op.location:
             operands = [memref.CastOp(_dynamic_memref(v.type), v).result for v in op.operands]

@@ -401,8 +401,13 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
             loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [C])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
-            lead_at = lambda *xs: [*outer, *xs]                     # noqa: E731  (the batch index first)
-            lead_size = lambda *xs: [1] * len(outer) + list(xs)     # noqa: E731
+
+            def lead_at(*offsets) -> list:
+                """Offsets into a (batched) operand: the batch index first."""
+                return [*outer, *offsets]
+
+            def lead_size(*sizes) -> list:
+                return [1] * len(outer) + list(sizes)
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
             cblk = extract_slice(loop.inner_iter_args[0], lead_at(i0, j0), lead_size(bm, bn), t2)

@@ -13,17 +13,13 @@ NO_WORK = frozenset({"arith.constant", "ml_program.global_load_const", "tensor.e
 
 def _inputs(op) -> list:
     """The values `op` reads from outside itself: its operands and those its regions capture."""
-    inside = set()
-    used = list(op.operands)
-    for nested in walk(op):
+    inside, used = set(), []
+    for nested in (op, *walk(op)):
         inside.update(nested.results)
         for region in nested.regions:
             for block in region.blocks:
                 inside.update(block.arguments)
         used += list(nested.operands)
-    for region in op.regions:
-        for block in region.blocks:
-            inside.update(block.arguments)
     return [v for v in used if v not in inside]
 
 

@@ -18,7 +18,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily
-from ..ir.build import DYNAMIC, cast, dim, extract_slice, family_matmul, index, insert_slice, reassociation
+from ..ir.build import (DYNAMIC, cast, dim, extract_slice, family_matmul, float_constant, index, insert_slice,
+                        reassociation)
 from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, parallel_outer, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
@@ -148,7 +149,7 @@ class _Conv:
         patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(2)   # a task per output row and image
         a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         rows = arith.MulIOp(arith.MulIOp(s["n"], s["oh"]).result, s["ow"]).result
-        zero = arith.ConstantOp(self.element, ir.FloatAttr.get(self.element, 0.0)).result
+        zero = float_constant(self.element)
         acc = linalg.fill(zero, outs=[tensor.EmptyOp([rows, f], self.element).result])
         product, gemm = _matmul(a, _collapse(self.w, [[0], [1, 2, 3]], [f, k]), acc, self._set("matmul_transpose_b"),
                                 "matmul_transpose_b")

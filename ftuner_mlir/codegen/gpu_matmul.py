@@ -15,7 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, math, memref, scf
 
-from ..ir.build import for_loop, if_else, index, private_function
+from ..ir.build import cmp, float_constant, for_loop, if_else, index, private_function
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 
 WORKGROUP = "#gpu.address_space<workgroup>"
@@ -37,10 +37,6 @@ def dispatch_name(uks: GpuUKernelSet) -> str:
 
 def _shared_type(tile: GpuTile, cols: int) -> ir.Type:
     return ir.Type.parse(f"memref<{tile.bk}x{cols}xf32, {WORKGROUP}>")
-
-
-def _cmp(predicate, a, b) -> ir.Value:
-    return arith.CmpIOp(predicate, a, b).result
 
 
 def _both(a: ir.Value, b: ir.Value) -> ir.Value:
@@ -65,8 +61,7 @@ class _Kernel:
 
     def prologue(self) -> None:
         t = self.tile
-        f32 = ir.F32Type.get()
-        self.zero = arith.ConstantOp(f32, ir.FloatAttr.get(f32, 0.0)).result
+        self.zero = float_constant(ir.F32Type.get())
         self.tid = gpu.ThreadIdOp(gpu.Dimension.x).result
         bx, by = gpu.BlockIdOp(gpu.Dimension.x).result, gpu.BlockIdOp(gpu.Dimension.y).result
         self.lead = [gpu.BlockIdOp(gpu.Dimension.z).result] if self.uks.batched else []
@@ -87,9 +82,9 @@ class _Kernel:
             k_local, mn_local = (o, i) if layout == "kn" else (i, o)
             g_k = arith.AddIOp(k0, k_local).result
             g_mn = arith.AddIOp(self.row0 if layout == "mk" else self.col0, mn_local).result
-            inside = _cmp(_ULT, g_k, self.K)
+            inside = cmp(_ULT, g_k, self.K)
             if self.guard:
-                inside = _both(inside, _cmp(_ULT, g_mn, self.M if layout == "mk" else self.N))
+                inside = _both(inside, cmp(_ULT, g_mn, self.M if layout == "mk" else self.N))
             at = [g_k, g_mn] if layout == "kn" else [g_mn, g_k]
             value = if_else(inside, [self.zero.type], lambda: [memref.LoadOp(operand, self.lead + at).result],
                             lambda: [self.zero])[0]
@@ -115,7 +110,7 @@ class _Kernel:
                 at = self.lead + [rows[i], cols[j]]
                 memref.StoreOp(arith.AddFOp(memref.LoadOp(self.C, at).result, total).result, self.C, at)
             if self.guard:
-                _when(_both(_cmp(_ULT, rows[i], self.M), _cmp(_ULT, cols[j], self.N)), add)
+                _when(_both(cmp(_ULT, rows[i], self.M), cmp(_ULT, cols[j], self.N)), add)
             else:
                 add()
 
@@ -178,7 +173,7 @@ def emit_dispatch(uks: GpuUKernelSet):
         full_m, full_n = arith.MulIOp(tiles_m, bm).result, arith.MulIOp(tiles_n, bn).result
 
         def launch(kernel: str, tile, gx, gy, row0, col0) -> None:
-            some = _both(_cmp(_UGT, gx, zero), _cmp(_UGT, gy, zero))
+            some = _both(cmp(_UGT, gx, zero), cmp(_UGT, gy, zero))
             _when(some, lambda: gpu.LaunchFuncOp([module_name(uks), kernel], (gx, gy, batch),
                                                  (index(tile.threads), one, one), [A, B, C, row0, col0, m, n, k]))
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func, linalg, scf, tensor, vector
 
-from ..ir.build import (element_type, extract_slice, for_loop, if_else, index, insert_slice,
-                        parallel_insert_slice, private_function, tensor_type)
+from ..ir.build import (cmp, dim, element_type, extract_slice, float_constant, for_loop, if_else, index,
+                        insert_slice, parallel_insert_slice, private_function, tensor_type)
 from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
 from ..ukernel.space import ELEMENT_BITS, UKernelSet
 
@@ -49,28 +49,19 @@ class IRArith(IntArith):
 
     @staticmethod
     def if_at_most(a, b, then, otherwise):
-        return arith.SelectOp(_cmp(_ULE, a, b), then, otherwise).result
+        return arith.SelectOp(cmp(_ULE, a, b), then, otherwise).result
 
 
 AR = IRArith()
-
-
-def _cmp(predicate, a, b) -> ir.Value:
-    return arith.CmpIOp(predicate, a, b).result
-
-
-def _dim(value: ir.Value, axis: ir.Value) -> ir.Value:
-    """`tensor.dim` at an index value already built (the functions share their constants)."""
-    return tensor.DimOp(value, axis).result
 
 
 def _dyn(rank: int, dtype: str) -> ir.RankedTensorType:
     return tensor_type([None] * rank, element_type(dtype))
 
 
-def _float(dtype: str, value: float = 0.0) -> ir.Value:
-    el = element_type(dtype)
-    return arith.ConstantOp(el, ir.FloatAttr.get(el, value)).result
+def _float(dtype: str) -> ir.Value:
+    """0.0 of element type `dtype`."""
+    return float_constant(element_type(dtype))
 
 
 def _unit_attrs(*names: str) -> dict:
@@ -168,7 +159,7 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
     def body(a, b, c):
         zero_i, one = index(0), index(1)
         pad = _float(dtype)
-        k, w = _dim(a, one), _dim(c, one)
+        k, w = dim(a, one), dim(c, one)
         offsets = [zero_i] + [index(v * lanes) for v in range(1, vectors)]
         live = arith.SubIOp(w, offsets[-1]).result if vectors > 1 else w
         mask = vector.CreateMaskOp(ir.VectorType.get([lanes], ir.IntegerType.get_signless(1)), [live]).result
@@ -246,7 +237,7 @@ def _panels(uks: UKernelSet) -> ir.RankedTensorType:
 
 def _last_panel(cur: ir.Value, rest_n: ir.Value, fill) -> ir.Value:
     """`fill(cur)` when the block has a partial last panel (rest_n > 0 columns), else cur unchanged."""
-    partial = _cmp(_UGT, rest_n, index(0))
+    partial = cmp(_UGT, rest_n, index(0))
     return if_else(partial, [cur.type], lambda: [fill(cur)], lambda: [cur])[0]
 
 
@@ -261,7 +252,7 @@ def emit_pack(uks: UKernelSet):
 
     def body(src, dst):
         zero, one, step, width = index(0), index(1), index(size), index(uks.nr)
-        bn, kk = _dim(src, zero), _dim(src, one)
+        bn, kk = dim(src, zero), dim(src, one)
         bn_full = arith.SubIOp(bn, arith.RemUIOp(bn, width).result).result
         kk_full = arith.SubIOp(kk, arith.RemUIOp(kk, step).result).result
         full_panels = arith.DivUIOp(bn_full, width).result
@@ -308,7 +299,7 @@ def emit_copy_pack(uks: UKernelSet):
     def body(src, dst):
         zero, one, width = index(0), index(1), index(nr)
         pad = _float(uks.dtype)
-        kk, bn = _dim(src, zero), _dim(src, one)
+        kk, bn = dim(src, zero), dim(src, one)
         full_panels = arith.DivUIOp(bn, width).result
         bn_full = arith.MulIOp(full_panels, width).result
 
@@ -335,7 +326,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
 
     def body(a, b, c, lo_rows, hi_rows):
         one = index(1)
-        kk, bn = _dim(a, one), _dim(c, one)
+        kk, bn = dim(a, one), dim(c, one)
         col_ranges = strip_bounds(bn, uks.col_sizes, uks.tail_width, AR)
         width = index(uks.nr) if packed else None      # panel p of column j: j / nr, at j % nr
 
@@ -367,7 +358,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
                 """The narrowest masked kernel that holds the tail."""
                 if len(widths) == 1:
                     return call(masked_ukernel_name(rows, widths[0], uks.dtype, zero))
-                fits = _cmp(_ULE, size, index(widths[0]))
+                fits = cmp(_ULE, size, index(widths[0]))
                 return if_else(fits, [tile_c], lambda: [masked(widths[:1])], lambda: [masked(widths[1:])])[0]
             out = masked(uks.masked_widths) if cols == MASKED else call(ukernel_name(rows, cols, uks.dtype, zero))
             return insert_slice(out, cur, [i, j], [rows, size])
@@ -391,9 +382,9 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
 
     def body(A, B, C):
         zero, one = index(0), index(1)
-        m, n = _dim(C, index(lead)), _dim(C, index(lead + 1))
-        k = _dim(A, index(lead + 1))
-        batch = _dim(C, zero) if uks.batched else one
+        m, n = dim(C, index(lead)), dim(C, index(lead + 1))
+        k = dim(A, index(lead + 1))
+        batch = dim(C, zero) if uks.batched else one
         mc, nc = block_shape(uks, batch, m, n, AR)     # the cache block, as ukernel.cover computes it
         if uks.batched:
             loop = scf.ForallOp([0, 0, 0], [batch, m, n], [1, mc, nc], [C])
@@ -415,9 +406,9 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
             kc = index(uks.kc)
             chooses_pack = packs_b(uks) and not uks.transpose_b and not prepacked    # per block, at run time
             if chooses_pack:
-                many_rows = _cmp(_UGE, bm, index(PACK_MIN_ROWS))
-                some_rows = _cmp(_UGE, bm, index(PACK_MIN_ROW_STRIPS * uks.mr))
-                far_rows = _cmp(_UGE, n, index(FAR_ROW_BYTES // (ELEMENT_BITS[uks.dtype] // 8)))
+                many_rows = cmp(_UGE, bm, index(PACK_MIN_ROWS))
+                some_rows = cmp(_UGE, bm, index(PACK_MIN_ROW_STRIPS * uks.mr))
+                far_rows = cmp(_UGE, n, index(FAR_ROW_BYTES // (ELEMENT_BITS[uks.dtype] // 8)))
                 pack_b = arith.OrIOp(many_rows, arith.AndIOp(some_rows, far_rows).result).result
 
             def k_block(k0, c_in, overwrite: bool):
@@ -453,7 +444,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
             start, init = zero, cblk
             if zero_init:
                 # the first reduction block writes C (it is never read: the op's init was zeros); K = 0 leaves zeros
-                empty_k = _cmp(_EQ, k, zero)
+                empty_k = cmp(_EQ, k, zero)
                 start = kc
                 init = if_else(empty_k, [t2], lambda: [linalg.fill(_float(uks.dtype), outs=[cblk])],
                                lambda: [k_block(zero, cblk, overwrite=True)])[0]

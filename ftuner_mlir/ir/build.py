@@ -15,9 +15,19 @@ def index(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
-def dim(value: ir.Value, axis: int) -> ir.Value:
-    """`tensor.dim` of a ranked tensor."""
-    return tensor.DimOp(value, index(axis)).result
+def dim(value: ir.Value, axis: int | ir.Value) -> ir.Value:
+    """`tensor.dim` of a ranked tensor; `axis` an int or an index value already built."""
+    return tensor.DimOp(value, index(axis) if isinstance(axis, int) else axis).result
+
+
+def cmp(predicate: arith.CmpIPredicate, a: ir.Value, b: ir.Value) -> ir.Value:
+    """`arith.cmpi` of two integer or index values."""
+    return arith.CmpIOp(predicate, a, b).result
+
+
+def float_constant(element: ir.Type, value: float = 0.0) -> ir.Value:
+    """An `arith.constant` of float type `element`."""
+    return arith.ConstantOp(element, ir.FloatAttr.get(element, value)).result
 
 
 def loop_extent(op, loop: int) -> ir.Value:

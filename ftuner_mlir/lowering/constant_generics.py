@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith
 
 from ..ir.match import affine_maps
 from ..ir.resources import ELEMENT_DTYPES, blob_constant, constant_array
@@ -19,7 +20,6 @@ BINARY = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.mult
 CASTS = frozenset({"arith.index_cast", "arith.sitofp", "arith.extsi", "arith.trunci", "arith.extf", "arith.truncf"})
 SIGNED_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
                       "sgt": np.greater, "sge": np.greater_equal}
-CMPI_PREDICATES = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]   # arith's enum order
 
 
 class _NotFoldable(Exception):
@@ -88,7 +88,7 @@ def _evaluate(op) -> np.ndarray:
         elif name in CASTS:
             out = args[0].astype(_dtype(inner.results[0].type))
         elif name == "arith.cmpi":
-            predicate = CMPI_PREDICATES[ir.IntegerAttr(inner.attributes["predicate"]).value]
+            predicate = arith.CmpIPredicate(ir.IntegerAttr(inner.attributes["predicate"]).value).name
             if predicate not in SIGNED_COMPARISONS:
                 raise _NotFoldable("an unsigned comparison")
             out = SIGNED_COMPARISONS[predicate](*args)

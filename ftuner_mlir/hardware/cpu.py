@@ -150,6 +150,28 @@ def _isa_from_flags(flags: set[str]) -> str:
     return "sse"
 
 
+# The /proc/cpuinfo flags the code compiled for an ISA level may use: x86-64-v4, v3, v2 (LLVM's
+# levels; the presets that name a CPU add extensions f32/f64 code does not use: AMX, FP16, VP2INTERSECT)
+ISA_HOST_FLAGS = {
+    "sse": {"sse4_1", "sse4_2", "ssse3", "popcnt"},
+    "avx2": {"sse4_1", "sse4_2", "ssse3", "popcnt", "avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe"},
+    "avx512": {"sse4_1", "sse4_2", "ssse3", "popcnt", "avx", "avx2", "fma", "bmi1", "bmi2", "f16c", "movbe",
+               "avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd"},
+}
+
+
+def missing_host_features(target: CpuTarget, cpuinfo_path="/proc/cpuinfo") -> list[str]:
+    """The CPU extensions code compiled for `target` may use that this machine lacks (none for "host";
+    none when /proc/cpuinfo cannot be read: then nothing is known to be missing)."""
+    if target.name == "host":
+        return []
+    try:
+        flags = _cpu_flags(Path(cpuinfo_path).read_text())
+    except OSError:
+        return []
+    return sorted(ISA_HOST_FLAGS[target.isa] - flags) if flags else []
+
+
 def _parse_size(text: str) -> int:
     text = text.strip().upper()
     for suffix, mult in (("K", 1 << 10), ("M", 1 << 20), ("G", 1 << 30)):

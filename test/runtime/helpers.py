@@ -24,3 +24,21 @@ def assert_matches(result, reference, scale, rtol=1e-4):
 
 def random(rng, shape, dtype=np.float32):
     return rng.standard_normal(shape).astype(dtype)
+
+
+def compile_here(source, target, **options):
+    """ftuner_mlir.compile for a preset target; where this machine cannot run the preset's code (an
+    AVX-512 preset on an AVX2 host), check that compile refuses it with a clear error, then skip."""
+    import pytest
+
+    import ftuner_mlir
+    from ftuner_mlir.errors import InvalidOptions
+    from ftuner_mlir.hardware.cpu import missing_host_features
+    from ftuner_mlir.hardware.targets import parse_target
+
+    missing = missing_host_features(parse_target(target))
+    if not missing:
+        return ftuner_mlir.compile(source, target, **options)
+    with pytest.raises(InvalidOptions, match=f"target '{target}'.*lacks.*{missing[0]}"):
+        ftuner_mlir.compile(source, target, **options)
+    pytest.skip(f"this machine lacks {', '.join(missing)}: only the refusal to run {target} code was checked")

@@ -9,7 +9,7 @@ import ftuner_mlir
 from ftuner_mlir.codegen.weight_panels import panels
 from ftuner_mlir.ir.resources import blob_constant, constant_array
 
-from .helpers import assert_matches, poisoned, random
+from .helpers import assert_matches, compile_here, poisoned, random
 
 ROWS = (1, 2, 7, 31, 300, 601)
 
@@ -108,7 +108,7 @@ def test_constant_weight_matmul(rng, stored_n_by_k, zero_init, k, n):
 def test_constant_weight_other_panel_widths(rng, target):
     """nr = 16 (AVX2's 4x16) and 32 (AVX-512's 8x32) panels; the host runs both."""
     w = random(rng, (53, 70))
-    exe = ftuner_mlir.compile(_linear(w, False, True), target=target)
+    exe = compile_here(_linear(w, False, True), target)
     for m in (1, 9, 130):
         x = random(rng, (m, 53))
         result = exe(x, poisoned((m, 70)))

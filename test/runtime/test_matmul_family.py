@@ -8,7 +8,7 @@ import pytest
 import ftuner_mlir
 from ftuner_mlir import compiler, models
 
-from .helpers import assert_matches, poisoned, random
+from .helpers import assert_matches, compile_here, poisoned, random
 
 MATMUL_SHAPES = [  # (M, N, K)
     (1, 1, 1), (1, 17, 5), (3, 1, 2), (2, 3, 5), (7, 11, 13), (16, 16, 16), (17, 31, 29), (15, 33, 1),
@@ -124,7 +124,7 @@ def test_masked_tails_with_split_reductions(rng, target):
     several accumulator sets (8 FMAs in flight on Intel, 4 on Zen 4): lengths below, at and past a
     multiple of the sets, and past one reduction block (kc), where the tail adds onto C; tails of one
     masked vector (N % 32 <= 16) and of one full and one masked vector (16 < N % 32 < 32)."""
-    exe = ftuner_mlir.compile(models.matmul(), target=target)
+    exe = compile_here(models.matmul(), target)
     widths = (5, 16, 17, 27, 31, 32 + 16, 32 + 29)
     for m in range(1, 16):
         for i, k in enumerate((1, 2, 3, 7, 8, 9, 33, 301)):

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ftuner_mlir.hardware.cpu import PRESETS, CpuTarget, detect_host
+from ftuner_mlir.hardware.cpu import PRESETS, CpuTarget, detect_host, missing_host_features
 from ftuner_mlir.hardware.targets import parse_target
 
 
@@ -83,3 +83,37 @@ def test_unknown_target_spec():
         parse_target("vax")
     with pytest.raises(ValueError, match="cannot read target file"):
         parse_target("/nonexistent/t.json")
+
+
+# this task's Zen 3 VM (EPYC 7003, AVX2 only), abridged to the flags that matter
+ZEN3_FLAGS = ["fpu", "sse", "sse2", "ssse3", "fma", "sse4_1", "sse4_2", "movbe", "popcnt", "avx", "f16c",
+              "bmi1", "avx2", "bmi2", "sse4a"]
+SPR_EXTRA = ["avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "amx_tile"]
+
+
+def test_missing_host_features(tmp_path):
+    zen3, _ = _fake_machine(tmp_path, ZEN3_FLAGS, [])
+    assert missing_host_features(PRESETS["x86-avx512"], zen3) == \
+        ["avx512bw", "avx512cd", "avx512dq", "avx512f", "avx512vl"]
+    assert missing_host_features(PRESETS["amd-zen4"], zen3)[0] == "avx512bw"
+    assert missing_host_features(PRESETS["x86-avx2"], zen3) == []
+    (tmp_path / "spr").mkdir()
+    spr, _ = _fake_machine(tmp_path / "spr", ZEN3_FLAGS + SPR_EXTRA, [])
+    assert missing_host_features(PRESETS["intel-spr"], spr) == []
+    old, _ = _fake_machine(tmp_path / "spr", ["sse", "sse2", "avx"], [])        # Sandy Bridge: no AVX2/FMA
+    assert "avx2" in missing_host_features(PRESETS["x86-avx2"], old)
+    assert missing_host_features(detect_host(), zen3) == []               # "host" code is this machine's
+    assert missing_host_features(PRESETS["x86-avx512"], str(tmp_path / "none")) == []   # unreadable: unknown
+
+
+def test_compile_refuses_a_target_this_machine_cannot_run():
+    """On an AVX2 host an AVX-512 preset's code would die of SIGILL: compile says so instead."""
+    missing = missing_host_features(PRESETS["x86-avx512"])
+    if not missing:
+        pytest.skip("this machine runs AVX-512 code: nothing to refuse")
+    import ftuner_mlir
+    from ftuner_mlir import models
+    from ftuner_mlir.errors import InvalidOptions
+    with pytest.raises(InvalidOptions, match=r"target 'x86-avx512' \(avx512\) needs CPU features this machine "
+                                             r"lacks \(avx512bw.*ftuner export --target x86-avx512"):
+        ftuner_mlir.compile(models.matmul(), "x86-avx512", cache=False)

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from ... import settings
-from ...errors import CompileError
+from ...errors import CompileError, InvalidOptions
+from ...hardware.cpu import missing_host_features
 from ...runtime import libs
 from ...runtime.allocator import keep_freed_memory
 from ...runtime.function import TAKE_FAILED_ASSERT, Function, packed_interface, take_failed_assert
@@ -50,12 +51,23 @@ def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, ti
 
 
 def build(req: Request) -> Executable:
+    _check_runs_here(req.options.target)
     if not req.isolate:
         return _compile_in_process(req.source, req.options)
     from ..isolate import built
 
     with built(req) as (folder, origin):
         return _load(folder, origin)
+
+
+def _check_runs_here(target) -> None:
+    """Code for a CPU this machine is not would stop the process with SIGILL at its first vector
+    instruction: refuse before building. (`ftuner export` still cross-compiles object code for it.)"""
+    missing = missing_host_features(target)
+    if missing:
+        raise InvalidOptions(f"target {target.name!r} ({target.isa}) needs CPU features this machine lacks "
+                             f"({', '.join(missing)}): its code cannot run here. Compile for target='host', "
+                             f"or export object code for it with `ftuner export --target {target.name}`")
 
 
 def _tiled_ops(manifest: dict, name: str) -> tuple:

@@ -8,15 +8,22 @@ import time
 
 import numpy as np
 
-CHAINS = 16   # independent accumulators per core: more than FMA latency x FMA ports on current x86
+MAX_CHAINS = 16   # independent accumulators per core: more than FMA latency x FMA ports on current x86
 
 
-def fma_kernel(lanes: int) -> str:
+def chains(target) -> int:
+    """Accumulators the peak kernel keeps: MAX_CHAINS, fewer where they and the kernel's two constant
+    vectors would not fit the registers (AVX2's 16: 18 live vectors spilled and read a third low)."""
+    return min(MAX_CHAINS, target.vector_registers - 2)
+
+
+def fma_kernel(lanes: int, count: int = MAX_CHAINS) -> str:
+    """`count` independent FMA chains of `lanes`-wide vectors per row of x, summed at the end."""
     v = f"vector<{lanes}xf32>"
-    accs = ", ".join(f"%a{i} = %v" for i in range(CHAINS))
-    types = ", ".join([v] * CHAINS)
-    steps = "\n        ".join(f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}" for i in range(CHAINS))
-    sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i + 1} : {v}" for i in range(1, CHAINS - 1))
+    accs = ", ".join(f"%a{i} = %v" for i in range(count))
+    types = ", ".join([v] * count)
+    steps = "\n        ".join(f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}" for i in range(count))
+    sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i + 1} : {v}" for i in range(1, count - 1))
     return f"""
 func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<?x{lanes}xf32>
     attributes {{ftuner.unchecked_regions}} {{
@@ -30,14 +37,14 @@ func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<
   %shift = arith.constant dense<0.000001> : {v}
   %out = scf.forall (%i) in (%rows) shared_outs(%o = %init) -> (tensor<?x{lanes}xf32>) {{
     %v = vector.transfer_read %x[%i, %c0], %pad {{in_bounds = [true]}} : tensor<?x{lanes}xf32>, {v}
-    %r:{CHAINS} = scf.for %s = %c0 to %n step %c1 iter_args({accs}) -> ({types}) {{
+    %r:{count} = scf.for %s = %c0 to %n step %c1 iter_args({accs}) -> ({types}) {{
         {steps}
-        scf.yield {", ".join(f"%n{i}" for i in range(CHAINS))} : {types}
+        scf.yield {", ".join(f"%n{i}" for i in range(count))} : {types}
     }}
       %s0 = arith.addf %r#0, %r#1 : {v}
       {sums}
     %row = tensor.extract_slice %o[%i, 0] [1, {lanes}] [1, 1] : tensor<?x{lanes}xf32> to tensor<{lanes}xf32>
-    %w = vector.transfer_write %s{CHAINS - 2}, %row[%c0] {{in_bounds = [true]}} : {v}, tensor<{lanes}xf32>
+    %w = vector.transfer_write %s{count - 2}, %row[%c0] {{in_bounds = [true]}} : {v}, tensor<{lanes}xf32>
     scf.forall.in_parallel {{
       tensor.parallel_insert_slice %w into %o[%i, 0] [1, {lanes}] [1, 1] : tensor<{lanes}xf32> into tensor<?x{lanes}xf32>
     }}
@@ -102,11 +109,12 @@ def fma_peak(target, cores: int, repeats: int = 15) -> float:
     import ftuner_mlir
 
     lanes = target.lanes(32)
-    fma = ftuner_mlir.compile(fma_kernel(lanes), target, num_threads=1 if cores == 1 else 0)
+    count = chains(target)
+    fma = ftuner_mlir.compile(fma_kernel(lanes, count), target, num_threads=1 if cores == 1 else 0)
     x = np.random.default_rng(0).random((cores, lanes), dtype=np.float32)
     steps = np.empty(2_000_000, np.float32)
     t = _best_of(lambda: fma(x, steps), repeats)
-    return 2.0 * cores * steps.size * CHAINS * lanes / t / 1e9
+    return 2.0 * cores * steps.size * count * lanes / t / 1e9
 
 
 def measure(target, repeats: int = 15) -> MachineLimits:

@@ -4,14 +4,20 @@
 `func @f(%a: memref<?x4xf32>, %out0: memref<?x4xf32>) attributes {llvm.emit_c_interface}`: inputs are
 read through `bufferization.to_tensor restrict`, each result is materialized into its out buffer. The
 caller owns every buffer, so nothing allocated inside leaks out and no result needs freeing.
+
+A result computed by a matmul dispatch into a fresh tensor (tensor.empty) is computed in its out
+buffer instead: bufferization's empty-tensor elimination does that for linalg ops, not through calls,
+and the result was copied once more over the whole output (a few % of a Dense layer).
 """
 from __future__ import annotations
 
 from mlir import ir
 from mlir.dialects import bufferization, func
 
+from ..ir.build import cast
 from ..ir.diagnostics import PassFailure, location_of
-from ..ir.walk import public_functions
+from ..ir.walk import defining_op, functions, public_functions
+from .dispatch_calls import DISPATCH_ATTR
 
 
 def _memref_for(t: ir.Type) -> ir.Type:
@@ -34,12 +40,53 @@ def _check_signature(fn) -> ir.FunctionType:
 
 
 def convert_public_functions(module_op) -> None:
+    dispatches = {ir.StringAttr(fn.attributes["sym_name"]).value for fn in functions(module_op)
+                  if DISPATCH_ATTR in fn.attributes}
     for fn in public_functions(module_op):
         with fn.location:
-            _convert(fn, _check_signature(fn))
+            _convert(fn, _check_signature(fn), dispatches)
 
 
-def _convert(fn, ftype: ir.FunctionType) -> None:
+def _through_casts(value: ir.Value):
+    """The op defining `value`, looking through tensor.casts (None for a block argument)."""
+    op = defining_op(value)
+    while op is not None and op.name == "tensor.cast":
+        value = op.operands[0]
+        op = defining_op(value)
+    return op
+
+
+def _fresh_destination(value: ir.Value, dispatches: set):
+    """The tensor.empty a dispatch call computing `value` writes into, when nothing else reads it."""
+    call = _through_casts(value)
+    if call is None or call.name != "func.call" or \
+            ir.FlatSymbolRefAttr(call.attributes["callee"]).value not in dispatches:
+        return None
+    empty = _through_casts(call.operands[2])
+    if empty is None or empty.name != "tensor.empty" or len(_live_uses(empty.results[0])) != 1 \
+            or len(_live_uses(call.operands[2])) != 1:
+        return None
+    return empty
+
+
+def _live_uses(value: ir.Value) -> list:
+    """Uses but the zero fill tiling left unread (the dispatch zero-initializes: canonicalize drops it)."""
+    return [use for use in value.uses
+            if not (use.owner.name == "linalg.fill" and not list(use.owner.results[0].uses))]
+
+
+def _compute_in(out: ir.Value, empty) -> None:
+    """`empty`'s uses read the out buffer instead (its contents are overwritten: the dispatch is zero-init)."""
+    with ir.InsertionPoint(empty), empty.location:
+        as_tensor = bufferization.ToTensorOp(ir.RankedTensorType.get(ir.MemRefType(out.type).shape,
+                                                                     ir.MemRefType(out.type).element_type),
+                                             out, restrict=True, writable=True)
+        replacement = cast(as_tensor.result, empty.results[0].type)
+    empty.results[0].replace_all_uses_with(replacement)
+    empty.erase()
+
+
+def _convert(fn, ftype: ir.FunctionType, dispatches: set) -> None:
     block = fn.regions[0].blocks[0]
     for arg in list(block.arguments):
         if isinstance(arg.type, ir.RankedTensorType):
@@ -54,7 +101,28 @@ def _convert(fn, ftype: ir.FunctionType) -> None:
         for value, out in zip(ret.operands, outs):
             bufferization.MaterializeInDestinationOp(None, value, out, restrict=True, writable=True)
         func.ReturnOp([])
+    for value, out in zip(ret.operands, outs):
+        empty = _fresh_destination(value, dispatches)
+        if empty is not None:
+            _compute_in(out, empty)
     ret.operation.erase()
     inputs = [a.type for a in block.arguments]
     fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, []))
     fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+
+
+def _buffer_root(value: ir.Value) -> ir.Value:
+    op = defining_op(value)
+    while op is not None and op.name == "memref.cast":
+        value = op.operands[0]
+        op = defining_op(value)
+    return value
+
+
+def drop_self_copies(module_op) -> None:
+    """After bufferization: a result computed in its out buffer is then 'copied' onto itself (through a
+    memref.cast, which canonicalization does not see through): the copy is dropped."""
+    for fn in public_functions(module_op):
+        for op in list(fn.regions[0].blocks[0].operations):
+            if op.name == "memref.copy" and _buffer_root(op.operands[0]) == _buffer_root(op.operands[1]):
+                op.erase()

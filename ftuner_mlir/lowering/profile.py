@@ -18,6 +18,7 @@ from ..ir.diagnostics import format_location
 from ..ir.match import iterator_kinds
 from ..ir.walk import functions, public_functions, walk
 from .dispatch_calls import DISPATCH_ATTR
+from .epilogues import EPILOGUE_ATTR
 
 PROFILE_GLOBAL = "ftuner_profile_seconds"
 TAKE_FUNCTION = "ftuner_take_profile"
@@ -52,11 +53,12 @@ def _nested(op):
 
 
 def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
-    """(kind, label) of a top-level op worth timing, or None (views, sizes, allocations: glue)."""
+    """(kind, label) of a top-level op worth timing, or None (views, sizes, allocations: glue).
+    `dispatches`: the dispatch functions' labels by name."""
     name = op.operation.name
     if name == "func.call":
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        return ("uKernels", f"{dispatches[callee]} dispatch") if callee in dispatches else ("call", f"@{callee}")
+        return ("uKernels", dispatches[callee]) if callee in dispatches else ("call", f"@{callee}")
     if name == "linalg.generic":
         return _generic_kind(op), name
     if name in COPIES:
@@ -76,7 +78,8 @@ def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
 
 def instrument(module_op) -> None:
     """Bracket the timed sites of every public function; add the global, the clock and TAKE_FUNCTION."""
-    dispatches = {fn.attributes["sym_name"].value: ir.StringAttr(fn.attributes[DISPATCH_ATTR]).value
+    dispatches = {fn.attributes["sym_name"].value: f"{ir.StringAttr(fn.attributes[DISPATCH_ATTR]).value} dispatch"
+                  + (" + epilogue" if EPILOGUE_ATTR in fn.attributes else "")
                   for fn in functions(module_op) if DISPATCH_ATTR in fn.attributes}
     plan = []                            # (function, its ops worth timing with their (kind, label))
     for fn in public_functions(module_op):

@@ -1,12 +1,13 @@
 """The matmul-family uKernel space on a CPU target (plain Python, no MLIR).
 
 A uKernel is a static register tile `mr x nr` that streams over the reduction axis with its
-accumulators held in vector registers. The chosen set is one body tile plus the smaller tiles that
+accumulators held in vector registers; `mr` is a power of two or three times one (AVX2's 16 registers
+hold 6x16 but not 8x16). The chosen set is one body tile plus the smaller tiles that
 cover remainders exactly: every power of two below `mr` for rows; for columns, every power of two
 below `nr` down to two vectors, then one masked tile for the last columns (fewer than two vectors: one
 or two vectors per row, the last under a mask; the masked lanes are neither loaded nor stored). Any
 extent `e` splits into `e // mr` body strips plus at most one strip of each smaller size (the binary
-digits of `e % mr`), so no shape is padded. Cache blocks (`mc`, `nc`, `kc`) bound the work between
+digits of `e % mr`, which is below twice the largest of them), so no shape is padded. Cache blocks (`mc`, `nc`, `kc`) bound the work between
 reloads.
 """
 from __future__ import annotations
@@ -17,7 +18,9 @@ from ..families import OfFamily, family as family_named
 from ..hardware.cpu import CpuTarget
 
 ELEMENT_BITS = {"f32": 32, "f64": 64}
-MAX_ROWS = 16
+# Row counts of the body tiles: powers of two and three times them (a remainder below mr still splits
+# into the powers of two below it), up to 16
+ROW_COUNTS = (1, 2, 3, 4, 6, 8, 12, 16)
 
 
 def powers_of_two_below(n: int) -> tuple[int, ...]:
@@ -91,18 +94,16 @@ def _rejection(tile: RegisterTile, target: CpuTarget, lanes: int) -> str | None:
 
 
 def candidates(target: CpuTarget, dtype: str = "f32") -> list[Candidate]:
-    """Hardware-aligned register tiles: rows a power of two (so remainders are binary strips), columns a
+    """Hardware-aligned register tiles: ROW_COUNTS rows (remainders are binary strips), columns a
     power-of-two multiple of the vector width (other widths lower to split vectors that run ~20x slower),
     each scored by the port model and, when it does not fit the registers, rejected with the reason."""
     lanes = target.lanes(ELEMENT_BITS[dtype])
     out = []
-    mr = 1
-    while mr <= MAX_ROWS:
+    for mr in ROW_COUNTS:
         for vectors in (1, 2, 4):
             tile = RegisterTile(mr, vectors * lanes)
             out.append(Candidate(tile, tile.registers(lanes), tile.intensity(), tile.efficiency(target, lanes),
                                  _rejection(tile, target, lanes)))
-        mr *= 2
     return out
 
 

@@ -10,7 +10,8 @@
 // AVX2-SAME:     target_cpu = "x86-64-v3", target_features = #llvm.target_features<["-avx512f"]>
 
 // A matmul followed by an elementwise generic (bias + ReLU): the matmul goes through the uKernels,
-// the generic (not a supported op) is lowered as plain loops; both end up in the LLVM dialect.
+// the generic runs inside its dispatch as an epilogue on each block (lowering/epilogues.py); both end
+// up in the LLVM dialect.
 #rows = affine_map<(i, j) -> (i, j)>
 #bias = affine_map<(i, j) -> (j)>
 func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
@@ -34,30 +35,29 @@ func.func @matmul_bias_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: ten
 }
 
 // Destination-passing C interface: three inputs and the output, as memref descriptors. The public
-// function calls the matmul's dispatch, which stays a function of its own (compiled once however many
-// ops call it) holding the OpenMP loop and the vectorized uKernels, then the elementwise loop nest,
-// outlined into an internal no_inline function (LLVM compiles many small functions in parallel units).
+// function calls the matmul's dispatch (with the bias + ReLU epilogue: its own copy, taking the bias),
+// which stays a function of its own holding the OpenMP loop, the vectorized uKernels and the
+// epilogue's vector code; nothing else is left in the public function.
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   func.func
 // CHECK-LABEL: llvm.func @matmul_bias_relu(
 // CHECK-SAME:    target_cpu = "x86-64-v4"
 // CHECK-NOT:     target_features
 // CHECK-NOT:     omp.parallel
-// CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_8x32_[a-z0-9_]+]](
+// CHECK:         llvm.call @[[$DISPATCH:ftuner_dispatch_matmul_8x32_[a-z0-9_]+_ep0]](
 // CHECK-SAME:      {no_inline}
 // CHECK-NOT:     omp.parallel
 // CHECK-NOT:     llvm.intr.maximum
-// CHECK:         llvm.call @[[$RELU:ftuner_outlined_matmul_bias_relu_0]](
+// CHECK-NOT:     llvm.call
 // CHECK-LABEL: llvm.func @_mlir_ciface_matmul_bias_relu(
 // CHECK-SAME:      %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr, %{{[^:]+}}: !llvm.ptr)
 // CHECK-SAME:      llvm.emit_c_interface
 // CHECK:       llvm.func @[[$DISPATCH]](
+// CHECK-SAME:    ftuner.epilogue = 1 : i64
 // CHECK:         omp.parallel
 // CHECK:           omp.wsloop
 // CHECK:         llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// CHECK:       llvm.func internal @[[$RELU]](
-// CHECK-SAME:    no_inline
-// CHECK:         llvm.intr.maximum
+// CHECK:         llvm.intr.maximum({{.*}}) : (vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // CHECK-NOT:   linalg.
 // CHECK-NOT:   llvm.func @ftuner_rows
 // CHECK-NOT:   llvm.func @ftuner_uk

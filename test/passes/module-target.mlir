@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @matmul(
 // CHECK:         linalg.matmul
 // CHECK-SAME:      lanes = 8 : i64
-// CHECK-SAME:      mr = 4 : i64
+// CHECK-SAME:      mr = 6 : i64
 // CHECK-SAME:      nr = 16 : i64
 // CONFLICT: module-target.mlir:[[# @LINE + 1]]:1: error: the module's ftuner.target "x86-avx2" conflicts with --target=x86-avx512
 module attributes {ftuner.target = "x86-avx2"} {

@@ -39,13 +39,14 @@ def test_padded_baseline_is_correct_and_counts_waste(rng):
 def test_peak_kernels_compute_what_they_claim():
     target = detect_host()
     lanes = target.lanes(32)
-    fma = ftuner_mlir.compile(peak.fma_kernel(lanes), target)
+    count = peak.chains(target)
+    fma = ftuner_mlir.compile(peak.fma_kernel(lanes, count), target)
     x = np.full((3, lanes), 0.5, np.float32)
     y = fma(x, np.empty(10, np.float32))
     expected = 0.5
     for _ in range(10):
         expected = expected * 0.999999 + 0.000001
-    np.testing.assert_allclose(y, np.float32(peak.CHAINS * expected), rtol=1e-5)   # the chains' sum
+    np.testing.assert_allclose(y, np.float32(count * expected), rtol=1e-5)   # the chains' sum
     stream = ftuner_mlir.compile(peak.stream_kernel(lanes), target)
     a = np.random.default_rng(0).random((3, 4 * lanes), dtype=np.float32)
     np.testing.assert_array_equal(stream(a), 2 * a)

@@ -1,0 +1,114 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-lower-cpu --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s
+
+// Elementwise consumers of a matmul run inside its dispatch, on each block after its last reduction
+// block: the bias add and ReLU of a linear layer (2-D); a bias add and a residual add (one generic
+// after elementwise fusion) read through the expand_shape that splits the rows into (batch, T), the
+// residual collapsed as the rows were expanded; a result that is also returned stays as it is.
+#id2 = affine_map<(i, j) -> (i, j)>
+#col2 = affine_map<(i, j) -> (j)>
+func.func @linear_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<?x?xf32>, tensor<?xf32>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %v = arith.maximumf %s, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#col3 = affine_map<(d0, d1, d2) -> (d2)>
+func.func @linear_residual(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %bias: tensor<48xf32>,
+                           %res: tensor<4x?x48xf32>) -> tensor<4x?x48xf32> {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = tensor.dim %x, %c1 : tensor<4x?x64xf32>
+  %rows = arith.muli %t, %c4 : index
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<4x?x64xf32> into tensor<?x64xf32>
+  %e = tensor.empty(%rows) : tensor<?x48xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %mm = linalg.matmul ins(%flat, %w : tensor<?x64xf32>, tensor<64x48xf32>) outs(%init : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %mm3 = tensor.expand_shape %mm [[0, 1], [2]] output_shape [4, %t, 48] : tensor<?x48xf32> into tensor<4x?x48xf32>
+  %e3 = tensor.empty(%t) : tensor<4x?x48xf32>
+  %biased = linalg.generic {indexing_maps = [#id3, #col3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm3, %bias : tensor<4x?x48xf32>, tensor<48xf32>) outs(%e3 : tensor<4x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<4x?x48xf32>
+  %sum = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%biased, %res : tensor<4x?x48xf32>, tensor<4x?x48xf32>) outs(%e3 : tensor<4x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<4x?x48xf32>
+  return %sum : tensor<4x?x48xf32>
+}
+
+func.func @two_readers(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?xf32>, tensor<?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %mm : tensor<?x?xf32>, tensor<?x?xf32>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.mulf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %mm, %r : tensor<?x?xf32>, tensor<?x?xf32>
+}
+
+// CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// CHECK-LABEL: func.func @linear_relu(
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @[[$RELU:ftuner_dispatch_matmul_8x32_[a-z0-9_]+_ep0]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @linear_residual(
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[RES:.+]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : tensor<4x?x48xf32> into tensor<?x48xf32>
+// CHECK:         %[[RES2:.+]] = tensor.cast %[[RES]] : tensor<?x48xf32> to tensor<?x?xf32>
+// CHECK:         %[[OUT:.+]] = call @[[$BOTH:ftuner_dispatch_matmul_8x32_[a-z0-9_]+_ep1]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[RES2]])
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [4, %{{.*}}, 48]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @two_readers(
+// CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_f32(
+// CHECK-NOT:     _ep
+// CHECK:         linalg.generic
+// CHECK:         arith.mulf
+// CHECK:         return
+// CHECK:       func.func private @[[$RELU]](
+// CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}
+// CHECK:         scf.forall
+// CHECK:           tensor.extract_slice %arg3[%{{.*}}] [%{{.*}}] [1] : tensor<?xf32> to tensor<?xf32>
+// CHECK:           scf.for
+// The block's rows in vectors of 16: full vectors, then the masked rest
+// CHECK:             vector.transfer_read {{.*}} : tensor<?xf32>, vector<16xf32>
+// CHECK:             arith.maximumf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:             vector.mask
+// CHECK:           scf.forall.in_parallel
+// CHECK:       func.func private @[[$BOTH]](
+// CHECK-SAME:    %{{.*}}: tensor<?xf32>, %{{.*}}: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}
+// CHECK:         scf.forall
+// CHECK:           tensor.extract_slice %arg4[%{{.*}}, %{{.*}}] [1, %{{.*}}] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
+// CHECK:           arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NEXT:      arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:           scf.forall.in_parallel

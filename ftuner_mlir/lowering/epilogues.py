@@ -211,7 +211,8 @@ def _add_epilogue(fn, epilogue: Epilogue, name: str):
     copy.attributes[EPILOGUE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), fused + 1)
     fn_type = ir.FunctionType(ir.TypeAttr(copy.attributes["function_type"]).value)
     element = ir.RankedTensorType(fn_type.results[0]).element_type
-    extra_types = [_extra_type(kind, element) for _, kind in epilogue.operands]
+    elements = [ir.RankedTensorType(v.type).element_type for v, _ in epilogue.operands]
+    extra_types = [_extra_type(kind, el) for (_, kind), el in zip(epilogue.operands, elements)]
     copy.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(fn_type.inputs + extra_types,
                                                                             fn_type.results))
     entry = copy.regions[0].blocks[0]
@@ -221,8 +222,9 @@ def _add_epilogue(fn, epilogue: Epilogue, name: str):
     (i0, j0), (bm, bn) = _slice_offsets(insert)
     acc = insert.operands[0]
     row_type = ir.RankedTensorType.get([DYNAMIC], element)
+    vector_of = [ir.RankedTensorType.get([DYNAMIC], el) for el in elements]       # an operand's row
     with ir.InsertionPoint(list(forall.regions[0].blocks[0].operations)[-1]), location:
-        columns = {i: extract_slice(arg, [j0], [bn], row_type)
+        columns = {i: extract_slice(arg, [j0], [bn], vector_of[i])
                    for i, (arg, (_, kind)) in enumerate(zip(extra_args, epilogue.operands)) if kind == COLUMN}
 
         def row(r, carried):
@@ -233,7 +235,7 @@ def _add_epilogue(fn, epilogue: Epilogue, name: str):
                 if kind == COLUMN:
                     ins.append(columns[i])
                 elif kind == FULL:
-                    ins.append(extract_slice(arg, [arith.AddIOp(i0, r).result, j0], [1, bn], row_type))
+                    ins.append(extract_slice(arg, [arith.AddIOp(i0, r).result, j0], [1, bn], vector_of[i]))
                 else:
                     ins.append(arg)
             out = extract_slice(carried[0], [r, 0], [1, bn], row_type)
@@ -244,7 +246,7 @@ def _add_epilogue(fn, epilogue: Epilogue, name: str):
             op = linalg.GenericOp([row_type], ins, [out], ir.ArrayAttr.get(attrs + [identity]),
                                   ir.ArrayAttr.get([parallel]))
             op.attributes[EPILOGUE_OP_ATTR] = ir.UnitAttr.get()
-            block = op.regions[0].blocks.append(*[element] * (len(ins) + 1))
+            block = op.regions[0].blocks.append(*elements, element)
             _clone_body(epilogue, block, block.arguments[-1], list(block.arguments)[:-1])
             return [insert_slice(op.result, carried[0], [r, 0], [1, bn])]
         done = for_loop(index(0), bm, index(1), [acc], row)[0]

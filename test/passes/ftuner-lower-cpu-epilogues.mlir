@@ -75,6 +75,27 @@ func.func @two_readers(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?x
   return %mm, %r : tensor<?x?xf32>, tensor<?x?xf32>
 }
 
+// An operand of another element type (an f64 bias, narrowed in the body) keeps its type in the copy.
+func.func @linear_f64_bias(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf64>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %bias : tensor<?x?xf32>, tensor<?xf64>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f64, %o: f32):
+    %y32 = arith.truncf %y : f64 to f32
+    %s = arith.addf %x, %y32 : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
@@ -95,6 +116,8 @@ func.func @two_readers(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> (tensor<?x?x
 // CHECK:         linalg.generic
 // CHECK:         arith.mulf
 // CHECK:         return
+// CHECK-LABEL: func.func @linear_f64_bias(
+// CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_ep{{[0-9]+}}({{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) -> tensor<?x?xf32>
 // CHECK:       func.func private @[[$RELU]](
 // CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}
 // CHECK:         scf.forall

@@ -44,3 +44,10 @@ def test_result_also_returned_keeps_its_consumer_apart(exe, rng):
     scale = np.abs(a).astype(np.float64) @ np.abs(b)
     assert_matches(mm, ref, scale)
     assert_matches(sq, ref * ref, scale * scale)
+
+
+def test_epilogue_operand_of_another_element_type(exe, rng):
+    a, b, bias = random(rng, (45, 23)), random(rng, (23, 70)), rng.standard_normal(70)
+    out = exe["linear_f64_bias"](a, b, bias, out=poisoned((45, 70)))
+    ref = a.astype(np.float64) @ b + bias.astype(np.float32)
+    assert_matches(out, ref, np.abs(a).astype(np.float64) @ np.abs(b) + np.abs(bias))

@@ -3,7 +3,8 @@
 // Elementwise consumers of a matmul run inside its dispatch, on each block after its last reduction
 // block: the bias add and ReLU of a linear layer (2-D); a bias add and a residual add (one generic
 // after elementwise fusion) read through the expand_shape that splits the rows into (batch, T), the
-// residual collapsed as the rows were expanded; a result that is also returned stays as it is.
+// residual collapsed as the rows were expanded; a result that is also returned stays as it is; an f64
+// operand and a 0-d one keep their types.
 #id2 = affine_map<(i, j) -> (i, j)>
 #col2 = affine_map<(i, j) -> (j)>
 func.func @linear_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
@@ -96,6 +97,26 @@ func.func @linear_f64_bias(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tens
   return %r : tensor<?x?xf32>
 }
 
+// A 0-d operand (a scale) is passed as it is.
+func.func @scaled(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %s: tensor<f32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, affine_map<(i, j) -> ()>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm, %s : tensor<?x?xf32>, tensor<f32>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %v = arith.mulf %x, %y : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
@@ -118,6 +139,11 @@ func.func @linear_f64_bias(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tens
 // CHECK:         return
 // CHECK-LABEL: func.func @linear_f64_bias(
 // CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_ep{{[0-9]+}}({{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf64>) -> tensor<?x?xf32>
+// CHECK-LABEL: func.func @scaled(
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_ep{{[0-9]+}}({{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
 // CHECK:       func.func private @[[$RELU]](
 // CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}
 // CHECK:         scf.forall

@@ -51,3 +51,10 @@ def test_epilogue_operand_of_another_element_type(exe, rng):
     out = exe["linear_f64_bias"](a, b, bias, out=poisoned((45, 70)))
     ref = a.astype(np.float64) @ b + bias.astype(np.float32)
     assert_matches(out, ref, np.abs(a).astype(np.float64) @ np.abs(b) + np.abs(bias))
+
+
+def test_epilogue_with_a_0d_operand(exe, rng):
+    for m, n, k in [(1, 1, 1), (37, 45, 29), (130, 17, 64)]:
+        a, b, scale = random(rng, (m, k)), random(rng, (k, n)), np.float32(rng.uniform(0.5, 2.0))
+        out = exe["scaled"](a, b, np.array(scale), out=poisoned((m, n)))
+        assert_matches(out, (a.astype(np.float64) @ b) * scale, (np.abs(a).astype(np.float64) @ np.abs(b)) * scale)

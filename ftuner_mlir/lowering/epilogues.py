@@ -87,12 +87,18 @@ def _operand_kind(value, amap: ir.AffineMap, loops: int) -> str | None:
     return None
 
 
+# Body ops an epilogue cannot take: an index is the row generic's own, not the result's; powi's
+# integer exponent has no vector form in LLVM (GPT-2's GELU computes x^3 so).
+_REFUSED_BODY_OPS = {"linalg.index", "tensor.extract", "math.fpowi", "math.ipowi"}
+
+
 def _captured_ok(generic) -> bool:
-    """Every value the body uses from outside it is a constant (cloned in); no op has regions."""
+    """Every value the body uses from outside it is a constant (cloned in); no op has regions or is
+    one of _REFUSED_BODY_OPS."""
     body = generic.regions[0].blocks[0]
     inside = {op for op in body.operations}
     for op in body.operations:
-        if len(op.regions):
+        if len(op.regions) or op.operation.name in _REFUSED_BODY_OPS:
             return False
         for value in op.operands:
             owner = defining_op(value)

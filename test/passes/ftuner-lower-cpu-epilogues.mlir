@@ -4,7 +4,7 @@
 // block: the bias add and ReLU of a linear layer (2-D); a bias add and a residual add (one generic
 // after elementwise fusion) read through the expand_shape that splits the rows into (batch, T), the
 // residual collapsed as the rows were expanded; a result that is also returned stays as it is; an f64
-// operand and a 0-d one keep their types.
+// operand and a 0-d one keep their types; a body with math.fpowi is left apart.
 #id2 = affine_map<(i, j) -> (i, j)>
 #col2 = affine_map<(i, j) -> (j)>
 func.func @linear_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
@@ -117,6 +117,27 @@ func.func @scaled(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %s: tensor<f32>) -> 
   return %r : tensor<?x?xf32>
 }
 
+// x^3 with math.fpowi (GPT-2's tanh GELU): no vector form of powi's integer exponent, not fused.
+func.func @cubed(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %three = arith.constant 3 : i64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<?x?xf32>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %v = math.fpowi %x, %three : f32, i64
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
@@ -143,6 +164,11 @@ func.func @scaled(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %s: tensor<f32>) -> 
 // CHECK-NOT:     linalg.generic
 // CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_ep{{[0-9]+}}({{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<f32>) -> tensor<?x?xf32>
 // CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @cubed(
+// CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_f32(
+// CHECK-NOT:     _ep
+// CHECK:         math.fpowi
 // CHECK:         return
 // CHECK:       func.func private @[[$RELU]](
 // CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}

@@ -58,3 +58,10 @@ def test_epilogue_with_a_0d_operand(exe, rng):
         a, b, scale = random(rng, (m, k)), random(rng, (k, n)), np.float32(rng.uniform(0.5, 2.0))
         out = exe["scaled"](a, b, np.array(scale), out=poisoned((m, n)))
         assert_matches(out, (a.astype(np.float64) @ b) * scale, (np.abs(a).astype(np.float64) @ np.abs(b)) * scale)
+
+
+def test_refused_body_still_computes(exe, rng):
+    a, b = random(rng, (29, 31)), random(rng, (31, 19))
+    out = exe["cubed"](a, b, out=poisoned((29, 19)))
+    ref = a.astype(np.float64) @ b
+    assert_matches(out, ref ** 3, (np.abs(a).astype(np.float64) @ np.abs(b)) ** 3)

@@ -1,4 +1,5 @@
-"""f32 `math.exp`, `math.erf` and `math.tanh` as polynomials in arith ops.
+"""f32 `math.exp`, `math.erf` and `math.tanh` as polynomials in arith ops; `math.fpowi` by a constant
+as multiplications.
 
 Lowered as they come, these ops are scalar libm calls (`expf`, `erff`, `tanhf`), and a call in a loop
 body stops LLVM's loop vectorizer: GELU and softmax ran one element at a time (measured on one BERT
@@ -7,6 +8,11 @@ elementwise loop. The approximations are the classic ones (Cephes' expf; the rat
 of Eigen and XLA) over the whole f32 range: exp within 2 ulps, erf and tanh within 4e-7 of the true
 value (about 3 ulps of 1). test/runtime/test_math_approx.py checks them against float64 on a dense grid
 and fresh random points, and the edges (+-inf, NaN, underflow, overflow).
+
+`math.fpowi` lowers to `llvm.intr.powi`, whose exponent stays a scalar integer: a vectorized loop
+cannot take it (GPT-2's tanh GELU computes x^3 so, and its loop could not join the matmul's
+epilogue). A constant exponent n is what LLVM's own powi expansion computes: square-and-multiply,
+and 1 / x^|n| for n < 0.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as math_d
 
-from ..ir.walk import walk
+from ..ir.walk import defining_op, walk
 
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4            # ln 2 = hi + lo; n * hi is exact in f32
@@ -119,10 +125,48 @@ def tanh(f: _F32, x: ir.Value) -> ir.Value:
 
 
 APPROXIMATIONS = {"math.exp": exp, "math.erf": erf, "math.tanh": tanh}
+MAX_EXPANDED_POWER = 16          # |n| beyond: the powi call stays (at most 8 multiplications below)
+
+
+def _constant_int(value) -> int | None:
+    owner = defining_op(value)
+    if owner is None or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def power(x: ir.Value, n: int) -> ir.Value:
+    """x^n by square-and-multiply in x's own float type; 1 / x^-n for n < 0."""
+    result, square, k = None, x, abs(n)
+    while k:
+        if k & 1:
+            result = square if result is None else arith.MulFOp(result, square).result
+        k >>= 1
+        if k:
+            square = arith.MulFOp(square, square).result
+    if result is not None and n > 0:
+        return result
+    one = arith.ConstantOp(x.type, 1.0).result
+    return one if result is None else arith.DivFOp(one, result).result
+
+
+def expand_constant_powers(module_op) -> None:
+    """Every scalar `math.fpowi` by a constant exponent as multiplications."""
+    for op in [op for op in walk(module_op) if op.operation.name == "math.fpowi"]:
+        n = _constant_int(op.operands[1])
+        if n is None or abs(n) > MAX_EXPANDED_POWER or not isinstance(op.operands[0].type, ir.FloatType):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            value = power(op.operands[0], n)
+        op.results[0].replace_all_uses_with(value)
+        op.operation.erase()
 
 
 def approximate_math(module_op) -> None:
-    """Replace every scalar f32 exp / erf / tanh of the module by its polynomial."""
+    """Replace every scalar f32 exp / erf / tanh of the module by its polynomial, and every fpowi by a
+    constant by multiplications."""
+    expand_constant_powers(module_op)
     f32 = ir.F32Type.get(module_op.context)
     for op in [op for op in walk(module_op) if op.operation.name in APPROXIMATIONS]:
         if op.results[0].type != f32:

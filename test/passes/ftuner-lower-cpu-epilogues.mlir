@@ -4,7 +4,8 @@
 // block: the bias add and ReLU of a linear layer (2-D); a bias add and a residual add (one generic
 // after elementwise fusion) read through the expand_shape that splits the rows into (batch, T), the
 // residual collapsed as the rows were expanded; a result that is also returned stays as it is; an f64
-// operand and a 0-d one keep their types; a body with math.fpowi is left apart.
+// operand and a 0-d one keep their types; x^3 (math.fpowi by 3, GPT-2's GELU) is multiplications by
+// then and fuses; a powi past the expansion's limit stays a call and its body is left apart.
 #id2 = affine_map<(i, j) -> (i, j)>
 #col2 = affine_map<(i, j) -> (j)>
 func.func @linear_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?xf32>) -> tensor<?x?xf32> {
@@ -138,6 +139,26 @@ func.func @cubed(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
   return %r : tensor<?x?xf32>
 }
 
+func.func @power_17(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %seventeen = arith.constant 17 : i64
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<?x?xf32>) outs(%out : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %v = math.fpowi %x, %seventeen : f32, i64
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
@@ -166,6 +187,11 @@ func.func @cubed(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
 // CHECK-LABEL: func.func @cubed(
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @[[$CUBED:ftuner_dispatch_matmul_8x32_[a-z0-9_]+_ep[0-9]+]](
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+// CHECK-LABEL: func.func @power_17(
 // CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_f32(
 // CHECK-NOT:     _ep
 // CHECK:         math.fpowi
@@ -186,4 +212,10 @@ func.func @cubed(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
 // CHECK:           tensor.extract_slice %arg4[%{{.*}}, %{{.*}}] [1, %{{.*}}] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
 // CHECK:           arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NEXT:      arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:           scf.forall.in_parallel
+// CHECK:       func.func private @[[$CUBED]](
+// CHECK:         scf.forall
+// CHECK-NOT:       math.fpowi
+// CHECK:           %[[SQ:.+]] = arith.mulf %[[X:.+]], %[[X]] : vector<16xf32>
+// CHECK-NEXT:      arith.mulf %[[X]], %[[SQ]] : vector<16xf32>
 // CHECK:           scf.forall.in_parallel

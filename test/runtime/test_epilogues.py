@@ -60,8 +60,18 @@ def test_epilogue_with_a_0d_operand(exe, rng):
         assert_matches(out, (a.astype(np.float64) @ b) * scale, (np.abs(a).astype(np.float64) @ np.abs(b)) * scale)
 
 
-def test_refused_body_still_computes(exe, rng):
-    a, b = random(rng, (29, 31)), random(rng, (31, 19))
-    out = exe["cubed"](a, b, out=poisoned((29, 19)))
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (29, 19, 31), (131, 47, 17)])
+def test_cubed_epilogue(exe, rng, m, n, k):
+    """x^3 (math.fpowi by 3, as multiplications): fused, and still the cube."""
+    a, b = random(rng, (m, k)), random(rng, (k, n))
+    out = exe["cubed"](a, b, out=poisoned((m, n)))
     ref = a.astype(np.float64) @ b
     assert_matches(out, ref ** 3, (np.abs(a).astype(np.float64) @ np.abs(b)) ** 3)
+
+
+def test_refused_body_still_computes(exe, rng):
+    """x^17 stays a powi call, its generic apart from the dispatch."""
+    a, b = 0.2 * random(rng, (29, 31)), random(rng, (31, 19))
+    out = exe["power_17"](a, b, out=poisoned((29, 19)))
+    ref = a.astype(np.float64) @ b
+    assert_matches(out, ref ** 17, (np.abs(a).astype(np.float64) @ np.abs(b)) ** 17)

@@ -87,3 +87,33 @@ def test_exp_never_computes_subnormals(exe, rng):
     assert (e[ref < SMALLEST_NORMAL] == 0).all()
     normal = ref >= SMALLEST_NORMAL
     assert (np.abs(e[normal] - ref[normal]) / ref[normal]).max() < 2 * ULP
+
+
+POWERS = (-3, 0, 1, 2, 5, 16)
+POWER_SOURCE = """
+#map = affine_map<(d0) -> (d0)>
+func.func @powers(%x: tensor<?xf64>, %o: tensor<?xf64>) -> tensor<?xf64> {{
+  %r = linalg.generic {{indexing_maps = [#map, #map], iterator_types = ["parallel"]}}
+      ins(%x : tensor<?xf64>) outs(%o : tensor<?xf64>) {{
+  ^bb0(%in: f64, %out: f64):
+{body}
+    linalg.yield %s{last} : f64
+  }} -> tensor<?xf64>
+  return %r : tensor<?xf64>
+}}
+"""
+
+
+def test_constant_powers_are_multiplications_with_the_right_value(rng):
+    """x^-3 + x^0 + x^1 + x^2 + x^5 + x^16 by fpowi (expanded to multiplications), in f64."""
+    lines = []
+    for i, n in enumerate(POWERS):
+        lines.append(f"    %n{i} = arith.constant {n} : i32\n    %p{i} = math.fpowi %in, %n{i} : f64, i32")
+        lines.append(f"    %s{i} = arith.addf %p{i}, %s{i - 1} : f64" if i else "    %s0 = arith.addf %p0, %p0 : f64")
+    source = POWER_SOURCE.format(body="\n".join(lines), last=len(POWERS) - 1)
+    exe = ftuner_mlir.compile(source)
+    x = rng.uniform(0.5, 1.5, 1001) * rng.choice([-1.0, 1.0], 1001)
+    terms = [x ** -3.0] + [x ** float(n) for n in POWERS]     # the first term is added twice
+    got = exe(x, np.full_like(x, np.nan))
+    # within rounding of the terms' magnitudes (odd powers of negative x cancel even ones)
+    assert (np.abs(got - sum(terms)) <= 1e-13 * sum(np.abs(t) for t in terms)).all()

@@ -18,8 +18,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily
-from ..ir.build import (DYNAMIC, cast, dim, extract_slice, family_matmul, float_constant, index, insert_slice,
-                        reassociation)
+from ..ir.build import (DYNAMIC, cast, collapse_shape, dim, expand_shape, extract_slice, family_matmul, float_constant,
+                        index, insert_slice)
 from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, parallel_outer, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
@@ -54,19 +54,6 @@ def _patches(fam: Conv2dFamily, x: ir.Value, sizes: dict, strides, dilations, or
     element = ir.RankedTensorType(x.type).element_type
     empty = tensor.EmptyOp([sizes[name] for name in order], element).result
     return _generic([x], empty, [_map(len(order), source), _map(len(order), d.values())], lambda v, _out: v)
-
-
-def _collapse(value: ir.Value, groups, shape) -> ir.Value:
-    element = ir.RankedTensorType(value.type).element_type
-    return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, element), value, reassociation(groups)).result
-
-
-def _expand(value: ir.Value, groups, sizes: list) -> ir.Value:
-    """`value` expanded to `sizes` (ints or index values)."""
-    static = [s if isinstance(s, int) else DYNAMIC for s in sizes]
-    element = ir.RankedTensorType(value.type).element_type
-    return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, element), value, reassociation(groups),
-                                [s for s in sizes if not isinstance(s, int)], ir.DenseI64ArrayAttr.get(static)).result
 
 
 def _matmul(a: ir.Value, b: ir.Value, acc: ir.Value, ukernels: ir.Attribute, family_name: str = "matmul"):
@@ -135,10 +122,10 @@ class _Conv:
         """[N, OH, OW, KH, KW, C] patches -> [N*OH*OW, K] x filter [K, F] into the output [N*OH*OW, F]."""
         dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
         patches = _patches(self.fam, self.x, s, self.strides, self.dilations)
-        a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
-        acc = _collapse(self.init, [[0, 1, 2], [3]], [dyn, f])
-        product, gemm = _matmul(a, _collapse(self.w, [[0, 1, 2], [3]], [k, f]), acc, self._set("matmul"))
-        return _expand(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), gemm
+        a = collapse_shape(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
+        acc = collapse_shape(self.init, [[0, 1, 2], [3]], [dyn, f])
+        product, gemm = _matmul(a, collapse_shape(self.w, [[0, 1, 2], [3]], [k, f]), acc, self._set("matmul"))
+        return expand_shape(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), gemm
 
     def nchw_batched(self):
         """Patches [OH*N*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [OH*N*OW, F], added transposed
@@ -147,13 +134,13 @@ class _Conv:
         dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
         patches = _patches(self.fam, self.x, s, self.strides, self.dilations, ("oh", "n", "ow", "c", "kh", "kw"))
         patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(2)   # a task per output row and image
-        a = _collapse(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
+        a = collapse_shape(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
         rows = arith.MulIOp(arith.MulIOp(s["n"], s["oh"]).result, s["ow"]).result
         zero = float_constant(self.element)
         acc = linalg.fill(zero, outs=[tensor.EmptyOp([rows, f], self.element).result])
-        product, gemm = _matmul(a, _collapse(self.w, [[0], [1, 2, 3]], [f, k]), acc, self._set("matmul_transpose_b"),
+        product, gemm = _matmul(a, collapse_shape(self.w, [[0], [1, 2, 3]], [f, k]), acc, self._set("matmul_transpose_b"),
                                 "matmul_transpose_b")
-        by_rows = _expand(product, [[0, 1, 2], [3]], [s["oh"], s["n"], s["ow"], f])
+        by_rows = expand_shape(product, [[0, 1, 2], [3]], [s["oh"], s["n"], s["ow"], f])
         d = _dims(4)          # (f, n, oh, ow): one task per filter
         added = _generic([by_rows], self.init, [_map(4, [d[2], d[1], d[3], d[0]]), _map(4, [d[1], d[0], d[2], d[3]])],
                          lambda v, out: arith.AddFOp(out, v).result)
@@ -164,8 +151,8 @@ class _Conv:
         """Per image: filter [F, C*KH*KW] x patches [C*KH*KW, OH*OW] accumulated into output[n] viewed as
         [F, OH*OW]; the image's patches stay in cache for its GEMM."""
         dyn, k, f, s, x = DYNAMIC, self.k, self.f, self.sizes, self.x
-        acc_all = _collapse(self.init, [[0], [1], [2, 3]], [dyn, f, dyn])
-        a = _collapse(self.w, [[0], [1, 2, 3]], [f, k])
+        acc_all = collapse_shape(self.init, [[0], [1], [2, 3]], [dyn, f, dyn])
+        a = collapse_shape(self.w, [[0], [1, 2, 3]], [f, k])
         loop = scf.ForOp(index(0), s["n"], index(1), [acc_all])
         with ir.InsertionPoint(loop.body):
             image = loop.induction_variable
@@ -176,7 +163,7 @@ class _Conv:
             patches = _patches(self.fam, one, {name: v for name, v in s.items() if name != "n"},
                                self.strides, self.dilations)
             patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(1)   # one task per channel
-            b = _collapse(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
+            b = collapse_shape(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
             product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), self._set("matmul"))
             scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])
-        return _expand(loop.results[0], [[0], [1], [2, 3]], [s["n"], f, s["oh"], s["ow"]]), gemm
+        return expand_shape(loop.results[0], [[0], [1], [2, 3]], [s["n"], f, s["oh"], s["ow"]]), gemm

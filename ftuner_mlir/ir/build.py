@@ -57,6 +57,20 @@ def reassociation_groups(op) -> list[list[int]]:
     return [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
 
 
+def collapse_shape(value: ir.Value, groups, shape) -> ir.Value:
+    """`value` with each group of dims merged into one: the result's `shape` (ints, DYNAMIC)."""
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, element), value, reassociation(groups)).result
+
+
+def expand_shape(value: ir.Value, groups, sizes: list) -> ir.Value:
+    """`value` with each dim split into its group of `sizes` (ints or index values)."""
+    static = [s if isinstance(s, int) else DYNAMIC for s in sizes]
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, element), value, reassociation(groups),
+                                [s for s in sizes if not isinstance(s, int)], ir.DenseI64ArrayAttr.get(static)).result
+
+
 def family_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, family_name: str) -> ir.Value:
     """A `linalg.matmul` with the indexing maps of matmul family `family_name` (matmul_transpose_b:
     B read as N x K)."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import arith, func, linalg, tensor
+from mlir.dialects import arith, func, linalg
 
-from ..ir.build import DYNAMIC, cast, extract_slice, for_loop, index, insert_slice, reassociation, reassociation_groups
+from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
 from ..ir.match import affine_maps, iterator_kinds
 from ..ir.walk import defining_op, functions, walk
 from .cpu import apply_script, transform_script
@@ -270,8 +270,7 @@ def _extra_operand(value, kind: str, groups) -> ir.Value:
         for group in groups:
             sizes = [t.shape[d] for d in group]
             shape.append(DYNAMIC if DYNAMIC in sizes else _product(sizes))
-        value = tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, t.element_type), value,
-                                       reassociation(groups)).result
+        value = collapse_shape(value, groups, shape)
     return cast(value, _extra_type(kind, t.element_type))
 
 

@@ -1,0 +1,113 @@
+"""A `tensor.reshape` that only splits or merges neighbouring dims becomes `tensor.expand_shape` or
+`tensor.collapse_shape`, which bufferize to views.
+
+torch-mlir exports every `view(...)` with an inferred (-1) size as a `tensor.reshape` to a shape built
+with `tensor.from_elements`. `memref.reshape` needs a source of the identity layout, so bufferization
+copies a strided source into a fresh buffer first: in GPT-2 the query, key and value are column slices
+of the fused QKV result, and each [B, T, 768] slice was copied before its [B, T, 12, 64] reshape and
+then copied again by the head transpose (three copies per layer; BERT copies one dispatch result so).
+An expand_shape of a slice is a view, and the transpose reads it in place.
+
+When the shape operand's values cannot be proven, the dims still can: both sides fall into neighbouring
+groups, one dim on the side of fewer dims to a run of dims on the other, whose static sizes have equal
+products, except for at most one group holding one dynamic dim on each side. Both sides hold the same
+number of elements (a reshape's definition), so that group's sizes agree as well, whatever the shape
+operand computes. A static size 0 would make the count say nothing: such reshapes are left alone, as
+are the rest (the attention scores' [B*H, T, T] -> [B, H, T, T] has two dynamic groups;
+reshape_copies.py reads those in place after bufferization where it can).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+from ..ir.build import DYNAMIC, collapse_shape, dim, expand_shape, index
+from ..ir.walk import walk
+
+
+def _groups(fewer: list[int], more: list[int]) -> list[list[int]] | None:
+    """For each dim of `fewer`, the run of `more`'s dims it holds, or None when the sizes do not prove
+    it (see the module docstring). A dynamic dim takes the static dims before it and one dynamic dim."""
+    groups, j = [], 0
+    for size in fewer:
+        group = []
+        if size == DYNAMIC:
+            while j < len(more) and more[j] != DYNAMIC:
+                group.append(j)
+                j += 1
+            if j == len(more):
+                return None
+            group.append(j)
+            j += 1
+        else:
+            product = 1
+            while j < len(more) and more[j] != DYNAMIC and (product < size or not group):
+                product *= more[j]
+                group.append(j)
+                j += 1
+            if product != size:
+                return None
+        groups.append(group)
+    # dims left over: size-1 dims join any group, static ones the dynamic group (whose count absorbs them)
+    rest = more[j:]
+    if rest and (DYNAMIC in rest or not groups or
+                 (any(s != 1 for s in rest) and fewer[-1] != DYNAMIC)):
+        return None
+    if groups:
+        groups[-1].extend(range(j, len(more)))
+    dynamic_groups = sum(any(more[d] == DYNAMIC for d in g) for g in groups)
+    return groups if dynamic_groups <= 1 else None
+
+
+def _rewrite(reshape) -> None:
+    source, result = reshape.operands[0], reshape.results[0]
+    src_shape = list(ir.RankedTensorType(source.type).shape)
+    res_shape = list(ir.RankedTensorType(result.type).shape)
+    if 0 in src_shape or 0 in res_shape:
+        return
+    if src_shape == res_shape:
+        if source.type == result.type:
+            result.replace_all_uses_with(source)
+            reshape.erase()
+        return
+    expanding = len(res_shape) > len(src_shape)
+    if len(res_shape) == len(src_shape):
+        return
+    groups = _groups(src_shape, res_shape) if expanding else _groups(res_shape, src_shape)
+    if groups is None:
+        return
+    with ir.InsertionPoint(reshape), reshape.location:
+        if expanding:
+            view = expand_shape(source, groups, _expanded_sizes(source, src_shape, res_shape, groups))
+        else:
+            view = collapse_shape(source, groups, res_shape)
+    if view.type != result.type:
+        return        # defensive: the groups always reproduce the type
+    result.replace_all_uses_with(view)
+    reshape.erase()
+
+
+def _expanded_sizes(source, src_shape, res_shape, groups) -> list:
+    """The result's sizes: its static ones, and the dynamic group's one dynamic size = the source's
+    dim / the product of the group's static sizes."""
+    sizes = list(res_shape)
+    for d, group in enumerate(groups):
+        if src_shape[d] != DYNAMIC:
+            continue
+        statics = 1
+        for r in group:
+            if res_shape[r] != DYNAMIC:
+                statics *= res_shape[r]
+        value = dim(source, d)
+        if statics != 1:
+            value = arith.DivUIOp(value, index(statics)).result
+        for r in group:
+            if res_shape[r] == DYNAMIC:
+                sizes[r] = value
+    return sizes
+
+
+def reshapes_as_views(module_op) -> None:
+    """Every tensor.reshape of the module that the dims prove an expand or collapse becomes one."""
+    for op in [op for op in walk(module_op) if op.operation.name == "tensor.reshape"]:
+        _rewrite(op.operation)

@@ -36,3 +36,18 @@ def defining_op(value):
     """The operation that defines `value` (an ir.Operation), or None for a block argument."""
     owner = value.owner
     return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def look_through(value: ir.Value, op_names) -> ir.Value:
+    """`value` past every op named in `op_names` that defines it from its first operand (casts, views)."""
+    while (owner := defining_op(value)) is not None and owner.name in op_names:
+        value = owner.operands[0]
+    return value
+
+
+def integer_constant(value) -> int | None:
+    """The integer an `arith.constant` defines `value` as (index or integer type), else None."""
+    owner = defining_op(value)
+    if owner is None or owner.name != "arith.constant" or not isinstance(owner.attributes["value"], ir.IntegerAttr):
+        return None
+    return ir.IntegerAttr(owner.attributes["value"]).value

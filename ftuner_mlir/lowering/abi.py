@@ -16,7 +16,7 @@ from mlir.dialects import bufferization, func
 
 from ..ir.build import cast
 from ..ir.diagnostics import PassFailure, location_of
-from ..ir.walk import defining_op, functions, public_functions
+from ..ir.walk import defining_op, functions, look_through, public_functions
 from .dispatch_calls import DISPATCH_ATTR
 
 
@@ -49,11 +49,7 @@ def convert_public_functions(module_op) -> None:
 
 def _through_casts(value: ir.Value):
     """The op defining `value`, looking through tensor.casts (None for a block argument)."""
-    op = defining_op(value)
-    while op is not None and op.name == "tensor.cast":
-        value = op.operands[0]
-        op = defining_op(value)
-    return op
+    return defining_op(look_through(value, {"tensor.cast"}))
 
 
 def _fresh_destination(value: ir.Value, dispatches: set):
@@ -111,18 +107,13 @@ def _convert(fn, ftype: ir.FunctionType, dispatches: set) -> None:
     fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
-def _buffer_root(value: ir.Value) -> ir.Value:
-    op = defining_op(value)
-    while op is not None and op.name == "memref.cast":
-        value = op.operands[0]
-        op = defining_op(value)
-    return value
-
-
 def drop_self_copies(module_op) -> None:
     """After bufferization: a result computed in its out buffer is then 'copied' onto itself (through a
     memref.cast, which canonicalization does not see through): the copy is dropped."""
     for fn in public_functions(module_op):
         for op in list(fn.regions[0].blocks[0].operations):
-            if op.name == "memref.copy" and _buffer_root(op.operands[0]) == _buffer_root(op.operands[1]):
+            if op.name != "memref.copy":
+                continue
+            source, target = (look_through(v, {"memref.cast"}) for v in op.operands)
+            if source == target:
                 op.erase()

@@ -19,7 +19,7 @@ from mlir.dialects import arith, scf
 
 from ..ir.build import cast, dim
 from ..ir.match import affine_maps, iterator_kinds
-from ..ir.walk import defining_op, walk
+from ..ir.walk import defining_op, integer_constant, walk
 
 _BODY_OPS = {"linalg.index", "arith.cmpi", "arith.select", "arith.constant", "tensor.extract", "linalg.yield"}
 _CMPI_EQ = 0
@@ -37,12 +37,6 @@ def _loop_index(value, loop: int) -> bool:
     return owner is not None and owner.name == "linalg.index" and int(ir.IntegerAttr(owner.attributes["dim"]).value) == loop
 
 
-def _constant(value, expected: int) -> bool:
-    owner = defining_op(value)
-    return (owner is not None and owner.name == "arith.constant" and isinstance(owner.attributes["value"], ir.IntegerAttr)
-            and ir.IntegerAttr(owner.attributes["value"]).value == expected)
-
-
 def _broadcast_test(value, loop: int, generic):
     """For an index of the gather: None if it is loop `loop` itself; the `cmpi eq, X, 1` of
     `select(X == 1, 0, loop)` as (X, 1-operand); False for anything else."""
@@ -53,11 +47,11 @@ def _broadcast_test(value, loop: int, generic):
         return False
     cond, then_value, else_value = owner.operands
     test = defining_op(cond)
-    if not (_constant(then_value, 0) and _loop_index(else_value, loop) and test is not None
+    if not (integer_constant(then_value) == 0 and _loop_index(else_value, loop) and test is not None
             and test.name == "arith.cmpi" and int(ir.IntegerAttr(test.attributes["predicate"]).value) == _CMPI_EQ):
         return False
     size, one = test.operands
-    if not _constant(one, 1) or _inside(size, generic):
+    if integer_constant(one) != 1 or _inside(size, generic):
         return False
     return size
 

@@ -16,6 +16,7 @@ output keeps the op where it is. A fused result can be fused again (a bias add, 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from mlir import ir
 from mlir.dialects import arith, func, linalg
@@ -88,7 +89,7 @@ def _operand_kind(value, amap: ir.AffineMap, loops: int) -> str | None:
 
 
 # Body ops an epilogue cannot take: an index is the row generic's own, not the result's; powi's
-# integer exponent has no vector form in LLVM (GPT-2's GELU computes x^3 so).
+# integer exponent has no vector form in LLVM (approximate_math expands a small constant one first).
 _REFUSED_BODY_OPS = {"linalg.index", "tensor.extract", "math.fpowi", "math.ipowi"}
 
 
@@ -269,16 +270,9 @@ def _extra_operand(value, kind: str, groups) -> ir.Value:
         shape = []
         for group in groups:
             sizes = [t.shape[d] for d in group]
-            shape.append(DYNAMIC if DYNAMIC in sizes else _product(sizes))
+            shape.append(DYNAMIC if DYNAMIC in sizes else math.prod(sizes))
         value = collapse_shape(value, groups, shape)
     return cast(value, _extra_type(kind, t.element_type))
-
-
-def _product(sizes) -> int:
-    out = 1
-    for s in sizes:
-        out *= s
-    return out
 
 
 def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:

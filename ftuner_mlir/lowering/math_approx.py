@@ -22,7 +22,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as math_d
 
-from ..ir.walk import defining_op, walk
+from ..ir.walk import integer_constant, walk
 
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4            # ln 2 = hi + lo; n * hi is exact in f32
@@ -128,14 +128,6 @@ APPROXIMATIONS = {"math.exp": exp, "math.erf": erf, "math.tanh": tanh}
 MAX_EXPANDED_POWER = 16          # |n| beyond: the powi call stays (at most 8 multiplications below)
 
 
-def _constant_int(value) -> int | None:
-    owner = defining_op(value)
-    if owner is None or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
 def power(x: ir.Value, n: int) -> ir.Value:
     """x^n by square-and-multiply in x's own float type; 1 / x^-n for n < 0."""
     result, square, k = None, x, abs(n)
@@ -154,7 +146,7 @@ def power(x: ir.Value, n: int) -> ir.Value:
 def expand_constant_powers(module_op) -> None:
     """Every scalar `math.fpowi` by a constant exponent as multiplications."""
     for op in [op for op in walk(module_op) if op.operation.name == "math.fpowi"]:
-        n = _constant_int(op.operands[1])
+        n = integer_constant(op.operands[1])
         if n is None or abs(n) > MAX_EXPANDED_POWER or not isinstance(op.operands[0].type, ir.FloatType):
             continue
         with ir.InsertionPoint(op), op.location:

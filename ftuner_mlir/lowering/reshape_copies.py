@@ -13,17 +13,11 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.walk import defining_op, walk
+from ..ir.walk import defining_op, look_through, walk
 
 # views that keep a contiguous buffer's elements in order (a reshape of one reads the buffer itself)
 _VIEWS = {"memref.cast", "memref.expand_shape", "memref.collapse_shape"}
 _METADATA = {"memref.dim"} | _VIEWS
-
-
-def _view_root(value: ir.Value) -> ir.Value:
-    while (owner := defining_op(value)) is not None and owner.name in _VIEWS:
-        value = owner.operands[0]
-    return value
 
 
 def _aliases(root: ir.Value) -> list[ir.Value]:
@@ -66,7 +60,7 @@ def _identity_layout(t: ir.MemRefType) -> bool:
 def _rewrite(copy) -> None:
     source, target = copy.operands
     alloc = defining_op(target)
-    root = _view_root(source)
+    root = look_through(source, _VIEWS)
     root_op = defining_op(root)
     if alloc is None or alloc.name != "memref.alloc" or root_op is None or root_op.name != "memref.alloc":
         return

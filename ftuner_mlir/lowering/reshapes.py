@@ -18,6 +18,8 @@ reshape_copies.py reads those in place after bufferization where it can).
 """
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith
 
@@ -70,9 +72,9 @@ def _rewrite(reshape) -> None:
             result.replace_all_uses_with(source)
             reshape.erase()
         return
-    expanding = len(res_shape) > len(src_shape)
     if len(res_shape) == len(src_shape):
         return
+    expanding = len(res_shape) > len(src_shape)
     groups = _groups(src_shape, res_shape) if expanding else _groups(res_shape, src_shape)
     if groups is None:
         return
@@ -94,10 +96,7 @@ def _expanded_sizes(source, src_shape, res_shape, groups) -> list:
     for d, group in enumerate(groups):
         if src_shape[d] != DYNAMIC:
             continue
-        statics = 1
-        for r in group:
-            if res_shape[r] != DYNAMIC:
-                statics *= res_shape[r]
+        statics = math.prod(res_shape[r] for r in group if res_shape[r] != DYNAMIC)
         value = dim(source, d)
         if statics != 1:
             value = arith.DivUIOp(value, index(statics)).result

@@ -42,16 +42,19 @@ def relative_error(got, want) -> float:
     return float((got - want).abs().max() / want.abs().max())
 
 
-def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int, profile: bool = False) -> dict:
-    """depth: the number of layers (None: the config's). With `profile`, the module is compiled with
-    clocks and each T also prints where ftuner's time went, by kind of op (Executable.profile)."""
+def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int, profile: bool = False,
+        config: dict | None = None) -> dict:
+    """depth: the number of layers (None: the config's); config: fields overriding the model's config.
+    With `profile`, the module is compiled with clocks and each T also prints where ftuner's time went,
+    by kind of op (Executable.profile)."""
+    import ftuner_mlir.torch  # noqa: F401  before torch: torch and the timed compiled code share one OpenMP
     import torch
 
     from .. import compiler
     from .measure import median_times
     from .transformer_models import hidden, layers
 
-    module, config, compiled, total = build_and_compile(kind, depth, batch, ts, seed, profile=profile)
+    module, config, compiled, total = build_and_compile(kind, depth, batch, ts, seed, config, profile=profile)
     depth = layers(config)
     t = compiled.timings
     print(f"{kind}: {depth} layers, hidden {hidden(config)}, batch {batch}, "

@@ -30,3 +30,21 @@ def test_model_benchmark_runs_every_column(tmp_path):
     saved = json.loads((tmp_path / "models.json").read_text())
     assert saved["machine"] == {"cpu": "test"} and saved["models"][0]["rows"][1]["T"] == 17
     assert (tmp_path / "models.png").stat().st_size > 1000
+
+
+def test_model_demo_shares_one_openmp_runtime_with_torch():
+    """`ftuner demo --model` times torch eager beside the compiled code in one process: torch must be
+    imported after ftuner_mlir.torch (else two OpenMP runtimes slow each other and a RuntimeWarning says
+    so). A fresh interpreter, since this one imported torch long ago; warnings are errors there."""
+    import subprocess
+    import sys
+
+    script = ("import sys; from ftuner_mlir.bench import model_demo\n"
+              "assert 'torch' not in sys.modules\n"
+              f"r = model_demo.run('gpt2', None, 2, (3, 11), 0.01, 0, config={TINY_CONFIGS['gpt2']!r})\n"
+              "import ftuner_mlir.torch.openmp as omp\n"
+              "assert omp.shared and r['failures'] == 0 and [row['T'] for row in r['rows']] == [3, 11]\n")
+    done = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", script], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "geomean torch/ftuner" in done.stdout

@@ -117,3 +117,18 @@ def test_linalg_softmax_is_decomposed(rng):
         a = rng.standard_normal((m, 8)).astype(np.float32) * 4
         e = np.exp(a.astype(np.float64) - a.max(1, keepdims=True))
         np.testing.assert_allclose(exe(a), e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+def test_row_max_with_and_without_its_argmax(rng):
+    """The argmax nobody reads is dropped (lowering/dead_results.py); the maximum must not change, and an
+    argmax that is read stays exact. Rows of odd, prime and unit length, -inf entries included."""
+    exe = ftuner_mlir.compile((INPUTS / "max-argmax.mlir").read_text())
+    for rows, cols in ((1, 1), (3, 17), (13, 1), (64, 131), (7, 1024)):
+        x = rng.standard_normal((rows, cols)).astype(np.float32) * 8
+        x[rng.random(x.shape) < 0.2] = -np.inf
+        np.testing.assert_array_equal(exe["row_max"](x), x.max(1))
+        got_max, got_arg = exe["row_max_argmax"](x)
+        np.testing.assert_array_equal(got_max, x.max(1))
+        # torch's argmax is the first strictly greater element; an all -inf row keeps index 0
+        want = np.where(np.isneginf(x.max(1)), 0, x.argmax(1))
+        np.testing.assert_array_equal(got_arg, want)

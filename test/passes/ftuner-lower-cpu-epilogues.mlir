@@ -159,6 +159,54 @@ func.func @power_17(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
 
+// A residual add read by two consumers (a layer norm's reductions): ftuner-lower-cpu:recompute_cheap_producers
+// leaves it alone (a clone per consumer would keep it from fusing), so it runs in the dispatch and
+// both consumers read its one result.
+#row3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @residual_two_readers(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %bias: tensor<48xf32>,
+                                %res: tensor<4x?x48xf32>) -> (tensor<4x?x1xf32>, tensor<4x?x48xf32>) {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %t = tensor.dim %x, %c1 : tensor<4x?x64xf32>
+  %rows = arith.muli %t, %c4 : index
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<4x?x64xf32> into tensor<?x64xf32>
+  %e = tensor.empty(%rows) : tensor<?x48xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %mm = linalg.matmul ins(%flat, %w : tensor<?x64xf32>, tensor<64x48xf32>) outs(%init : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %mm3 = tensor.expand_shape %mm [[0, 1], [2]] output_shape [4, %t, 48] : tensor<?x48xf32> into tensor<4x?x48xf32>
+  %e3 = tensor.empty(%t) : tensor<4x?x48xf32>
+  %biased = linalg.generic {indexing_maps = [#id3, #col3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm3, %bias : tensor<4x?x48xf32>, tensor<48xf32>) outs(%e3 : tensor<4x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<4x?x48xf32>
+  %sum = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%biased, %res : tensor<4x?x48xf32>, tensor<4x?x48xf32>) outs(%e3 : tensor<4x?x48xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<4x?x48xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %e1 = tensor.empty(%t) : tensor<4x?x1xf32>
+  %f = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<4x?x1xf32>) -> tensor<4x?x1xf32>
+  %mx = linalg.generic {indexing_maps = [#id3, #row3], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%sum : tensor<4x?x48xf32>) outs(%f : tensor<4x?x1xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %v = arith.maximumf %p, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4x?x1xf32>
+  %e4 = tensor.empty(%t) : tensor<4x?x48xf32>
+  %sq = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%sum : tensor<4x?x48xf32>) outs(%e4 : tensor<4x?x48xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %v = arith.mulf %p, %p : f32
+    linalg.yield %v : f32
+  } -> tensor<4x?x48xf32>
+  return %mx, %sq : tensor<4x?x1xf32>, tensor<4x?x48xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
@@ -195,6 +243,19 @@ func.func @power_17(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32>
 // CHECK:         call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_f32(
 // CHECK-NOT:     _ep
 // CHECK:         math.fpowi
+// CHECK:         return
+// CHECK-LABEL: func.func @residual_two_readers(
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[SUM:.+]] = call @ftuner_dispatch_matmul_8x32_{{[a-z0-9_]+}}_ep{{[0-9]+}}(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+// CHECK-NOT:     arith.addf
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.maximumf
+// CHECK-NOT:     arith.addf
+// CHECK:         linalg.generic
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      arith.mulf
+// CHECK-NOT:     arith.addf
 // CHECK:         return
 // CHECK:       func.func private @[[$RELU]](
 // CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}

@@ -37,6 +37,17 @@ def test_bias_and_residual_epilogue_through_the_row_split(exe, rng, t):
     assert_matches(out, ref, np.abs(x).astype(np.float64) @ np.abs(w) + np.abs(bias) + np.abs(res))
 
 
+@pytest.mark.parametrize("t", [1, 3, 31, 150])
+def test_residual_read_by_two_consumers(exe, rng, t):
+    """The residual add fused into the dispatch feeds a row max and a square (not recomputed in each)."""
+    x, w, bias, res = random(rng, (4, t, 64)), random(rng, (64, 48)), random(rng, (48,)), random(rng, (4, t, 48))
+    mx, sq = exe["residual_two_readers"](x, w, bias, res, out=(poisoned((4, t, 1)), poisoned((4, t, 48))))
+    ref = x.astype(np.float64) @ w + bias + res
+    scale = np.abs(x).astype(np.float64) @ np.abs(w) + np.abs(bias) + np.abs(res)
+    assert_matches(mx, ref.max(axis=2, keepdims=True), scale.max(axis=2, keepdims=True))
+    assert_matches(sq, ref * ref, scale * scale)
+
+
 def test_result_also_returned_keeps_its_consumer_apart(exe, rng):
     a, b = random(rng, (37, 29)), random(rng, (29, 45))
     mm, sq = exe["two_readers"](a, b, out=(poisoned((37, 45)), poisoned((37, 45))))

@@ -25,7 +25,8 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, scf, tensor, vector
 
 from ..ir.build import (cmp, dim, element_type, extract_slice, float_constant, for_loop, if_else, index,
-                        insert_slice, parallel_insert_slice, private_function, tensor_type)
+                        insert_slice, parallel_insert_slice, private_function, read_vector, tensor_type,
+                        write_vector)
 from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
 from ..ukernel.space import ELEMENT_BITS, UKernelSet
 
@@ -74,25 +75,6 @@ def _call(callee: str, result: ir.Type, operands) -> ir.Value:
 
 def _z(zero: bool) -> str:
     return "_z" if zero else ""
-
-
-def _vector_access(source: ir.Value):
-    """The permutation map and in_bounds of a one-vector access along `source`'s last dim."""
-    rank = ir.ShapedType(source.type).rank
-    return (ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1)),
-            ir.ArrayAttr.get([ir.BoolAttr.get(True)]))
-
-
-def _read(vec: ir.VectorType, source: ir.Value, indices, pad: ir.Value, mask: ir.Value | None = None) -> ir.Value:
-    """One vector from `source` at `indices` along its last dim (lanes off `mask` are not read)."""
-    permutation, in_bounds = _vector_access(source)
-    return vector.TransferReadOp(vec, source, list(indices), permutation, pad, in_bounds, mask=mask).result
-
-
-def _write(value: ir.Value, dest: ir.Value, indices, mask: ir.Value | None = None) -> ir.Value:
-    """`dest` with vector `value` written at `indices` along its last dim (lanes off `mask` untouched)."""
-    permutation, in_bounds = _vector_access(dest)
-    return vector.TransferWriteOp(dest.type, value, dest, list(indices), permutation, in_bounds, mask=mask).result
 
 
 def ukernel_name(rows: int, cols: int, dtype: str, zero: bool = False) -> str:
@@ -166,15 +148,15 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
         masks = [None] * (vectors - 1) + [mask]  # the last vector is the masked one
         row_index = [index(i) for i in range(rows)]
         zeros = arith.ConstantOp(vec, ir.DenseElementsAttr.get_splat(vec, ir.FloatAttr.get(el, 0.0))).result
-        init = [zeros] * count if zero else [_read(vec, c, [row_index[r], offsets[v]], pad, masks[v]) for r, v in tiles]
+        init = [zeros] * count if zero else [read_vector(vec, c, [row_index[r], offsets[v]], pad, masks[v]) for r, v in tiles]
 
         def steps(kk, accs):
             """One reduction step k = kk on the accumulators of every row."""
-            brow = [_read(vec, b, [kk, offsets[v]], pad, masks[v]) for v in range(vectors)]
+            brow = [read_vector(vec, b, [kk, offsets[v]], pad, masks[v]) for v in range(vectors)]
             out = []
             for r in range(rows):
                 # a one-lane read, not tensor.extract: extracts get their indices clamped (safe_indexing.py)
-                spread = vector.BroadcastOp(vec, _read(lane, a, [row_index[r], kk], pad)).result
+                spread = vector.BroadcastOp(vec, read_vector(lane, a, [row_index[r], kk], pad)).result
                 out += [vector.FMAOp(spread, brow[v], accs[r * vectors + v]).result for v in range(vectors)]
             return out
 
@@ -198,7 +180,7 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
                 accs = [arith.AddFOp(x, y).result for x, y in zip(accs, split[i * count:(i + 1) * count])]
         out = c
         for x, (r, v) in zip(accs, tiles):
-            out = _write(x, out, [row_index[r], offsets[v]], masks[v])
+            out = write_vector(x, out, [row_index[r], offsets[v]], masks[v])
         return [out]
     return private_function(masked_ukernel_name(rows, width, dtype, zero), [ta, tb, tc], [tc],
                             _unit_attrs("ftuner.masked_ukernel"), body)
@@ -306,7 +288,7 @@ def emit_copy_pack(uks: UKernelSet):
         def rows_into(cur, panel, col, mask):
             """Every row of panel `panel` from the block's columns starting at `col` (under `mask`)."""
             return for_loop(zero, kk, one, [cur], lambda k, into: [
-                _write(_read(vec, src, [k, col], pad, mask), into[0], [panel, k, zero], mask)])[0]
+                write_vector(read_vector(vec, src, [k, col], pad, mask), into[0], [panel, k, zero], mask)])[0]
 
         full = for_loop(zero, full_panels, one, [dst],
                         lambda p, d: [rows_into(d[0], p, arith.MulIOp(p, width).result, None)])[0]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, func, linalg, scf, tensor
+from mlir.dialects import arith, func, linalg, scf, tensor, vector
 
 from ..families import family
 from .match import affine_maps
@@ -98,6 +98,25 @@ def _slice_operands(offsets, sizes, strides):
     strides = [1] * len(offsets) if strides is None else strides
     (so, do), (ss, ds), (st, dt) = (_static_and_dynamic(x) for x in (offsets, sizes, strides))
     return do, ds, dt, ir.DenseI64ArrayAttr.get(so), ir.DenseI64ArrayAttr.get(ss), ir.DenseI64ArrayAttr.get(st)
+
+
+def _vector_access(source: ir.Value):
+    """The permutation map and in_bounds of a one-vector access along `source`'s last dim."""
+    rank = ir.ShapedType(source.type).rank
+    return (ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1)),
+            ir.ArrayAttr.get([ir.BoolAttr.get(True)]))
+
+
+def read_vector(vec: ir.VectorType, source: ir.Value, indices, pad: ir.Value, mask: ir.Value | None = None) -> ir.Value:
+    """One vector from `source` at `indices` along its last dim (lanes off `mask` are not read)."""
+    permutation, in_bounds = _vector_access(source)
+    return vector.TransferReadOp(vec, source, list(indices), permutation, pad, in_bounds, mask=mask).result
+
+
+def write_vector(value: ir.Value, dest: ir.Value, indices, mask: ir.Value | None = None) -> ir.Value:
+    """`dest` with vector `value` written at `indices` along its last dim (lanes off `mask` untouched)."""
+    permutation, in_bounds = _vector_access(dest)
+    return vector.TransferWriteOp(dest.type, value, dest, list(indices), permutation, in_bounds, mask=mask).result
 
 
 def extract_slice(source: ir.Value, offsets, sizes, result: ir.Type, strides=None) -> ir.Value:

@@ -100,12 +100,13 @@ def parallelize_copies(module_op) -> None:
         apply_script(PARALLEL_COPIES, module_op)
 
 
-def parallelize_generics(module_op) -> None:
-    """The public functions' big elementwise ops and reductions over the cores (parallel_generics.py)."""
+def parallelize_generics(module_op, vector_bits: int) -> None:
+    """The public functions' big elementwise ops and reductions over the cores (parallel_generics.py),
+    the reductions' rows as `vector_bits`-wide vector code where they can be (row_reductions.py)."""
     tile_lists = guard_parallel_generics(module_op)
     if tile_lists:
         apply_script(transform_script(tile_script(tile_lists)), module_op)
-        carry_row_accumulators(module_op, TILES_ATTR)
+        carry_row_accumulators(module_op, TILES_ATTR, vector_bits)
 
 
 def vectorize_ukernels(module_op) -> None:

@@ -20,6 +20,7 @@ from ..ir.match import iterator_kinds
 from ..ir.walk import public_functions, walk
 
 TILES_ATTR = "ftuner.parallel_tiles"
+ROW_CHAIN_ATTR = "ftuner.row_chain"     # a row op row_chains.py placed (its loop over rows is there already)
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
@@ -38,7 +39,8 @@ def _row_tiles(op) -> list[int] | None:
 def _candidate(op) -> bool:
     """A generic on tensors with rows to split; not one whose body asserts (a gather checking its
     indices: it runs once per call, and a failed assert's report is per call, not per thread)."""
-    if op.operation.name != "linalg.generic" or not op.results or TILES_ATTR in op.attributes:
+    if op.operation.name != "linalg.generic" or not op.results or TILES_ATTR in op.attributes \
+            or ROW_CHAIN_ATTR in op.attributes:
         return False
     if any(inner.operation.name == "cf.assert" for inner in walk(op)):
         return False

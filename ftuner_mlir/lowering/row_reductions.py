@@ -10,6 +10,8 @@ generic on [1, ..., 1, K] whose last loop is the only reduction) are rewritten o
 
 with the combining op marked reassociable (`fastmath<reassoc>`), which lets LLVM's loop vectorizer
 split the sum over vector lanes (the sum's rounding order changes, within float tolerance).
+
+Where the body allows it, row_vectors.py writes the row as explicit vector code instead.
 """
 from __future__ import annotations
 
@@ -19,9 +21,8 @@ from mlir.dialects import scf, tensor
 from ..ir.build import index, loop_extent
 from ..ir.match import affine_maps, iterator_kinds
 from ..ir.walk import walk
-
-REASSOC = "#arith.fastmath<reassoc>"
-REASSOCIABLE = ("arith.addf", "arith.mulf")
+from . import row_vectors
+from .row_vectors import REASSOC, REASSOCIABLE, indices
 
 
 def _is_row_tile(op) -> bool:
@@ -45,29 +46,19 @@ def _is_row_tile(op) -> bool:
     return any(reads_last(m) for m in maps[:inputs]) and not any(reads_last(m) for m in maps[inputs:])
 
 
-def _indices(amap: ir.AffineMap, k: ir.Value, last: int) -> list[ir.Value]:
-    out = []
-    for expr in amap.results:
-        if isinstance(expr, ir.AffineDimExpr):
-            out.append(k if expr.position == last else index(0))
-        else:
-            out.append(index(expr.value))
-    return out
-
-
 def _rewrite(op) -> None:
     maps, last = affine_maps(op), len(iterator_kinds(op)) - 1
     inputs = len(op.operands) - len(op.results)
     ins, outs = list(op.operands)[:inputs], list(op.operands)[inputs:]
     body = op.regions[0].blocks[0]
     with ir.InsertionPoint(op), op.location:
-        starts = [tensor.ExtractOp(out, _indices(amap, None, last)).result for out, amap in zip(outs, maps[inputs:])]
+        starts = [tensor.ExtractOp(out, indices(amap, None, last)).result for out, amap in zip(outs, maps[inputs:])]
         loop = scf.ForOp(index(0), loop_extent(op, last), index(1), starts)
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
             mapping = {}
             for argument, operand, amap in zip(body.arguments[:inputs], ins, maps[:inputs]):
-                mapping[argument] = tensor.ExtractOp(operand, _indices(amap, k, last)).result
+                mapping[argument] = tensor.ExtractOp(operand, indices(amap, k, last)).result
             for argument, acc in zip(body.arguments[inputs:], loop.inner_iter_args):
                 mapping[argument] = acc
             yielded = []
@@ -88,15 +79,19 @@ def _rewrite(op) -> None:
                 if clone.name in REASSOCIABLE and any(a in list(clone.operands) for a in loop.inner_iter_args):
                     clone.attributes["fastmath"] = ir.Attribute.parse(REASSOC)
             scf.YieldOp(yielded)
-        results = [tensor.InsertOp(value, out, _indices(amap, None, last)).result
+        results = [tensor.InsertOp(value, out, indices(amap, None, last)).result
                    for value, out, amap in zip(loop.results, outs, maps[inputs:])]
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
     op.operation.erase()
 
 
-def carry_row_accumulators(module_op, marker: str) -> None:
-    """Rewrite every row-reduction tile carrying attribute `marker` (the tiles parallel_generics cuts)."""
+def carry_row_accumulators(module_op, marker: str, vector_bits: int = 0) -> None:
+    """Rewrite every row tile carrying attribute `marker` (the tiles parallel_generics cuts, the row ops
+    row_chains places) as `vector_bits`-wide vector code where row_vectors.py can; the other reductions
+    as scalar loops (the other elementwise rows are left to LLVM's loop vectorizer)."""
     for op in [op for op in walk(module_op) if op.operation.name == "linalg.generic" and marker in op.attributes]:
+        if vector_bits and row_vectors.vectorize_row(op, vector_bits):
+            continue
         if _is_row_tile(op):
             _rewrite(op)

@@ -1,0 +1,106 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-lower-cpu --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s
+
+// Row ops on the same rows run as one loop over rows (lowering/row_chains.py), their rows as vector
+// code (lowering/row_vectors.py): a softmax (max, exp, sum, divide) over [B, 4, T, S] scores; a layer
+// norm's mean, variance and normalization whose mean is also returned (a loop result read after the
+// group); small inputs keep the ops as they were, behind the scf.if.
+func.func @softmax(%a: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %b = tensor.dim %a, %c0 : tensor<?x4x?x?xf32>
+  %t = tensor.dim %a, %c2 : tensor<?x4x?x?xf32>
+  %s = tensor.dim %a, %c3 : tensor<?x4x?x?xf32>
+  %e = tensor.empty(%b, %t, %s) : tensor<?x4x?x?xf32>
+  %r = linalg.softmax dimension(3) ins(%a : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %r : tensor<?x4x?x?xf32>
+}
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @layer_norm(%x: tensor<?x?xf32>, %gamma: tensor<?xf32>) -> (tensor<?x?xf32>, tensor<?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %kf = arith.index_cast %k : index to i64
+  %count = arith.sitofp %kf : i64 to f32
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  %e1 = tensor.empty(%n) : tensor<?x1xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%f1 : tensor<?x1xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.addf %v, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?x1xf32>
+  %mean = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sum : tensor<?x1xf32>) outs(%e1 : tensor<?x1xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.divf %v, %count : f32
+    linalg.yield %r : f32
+  } -> tensor<?x1xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %var = linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mean : tensor<?x?xf32>, tensor<?x1xf32>) outs(%f2 : tensor<?x1xf32>) {
+  ^bb0(%v: f32, %m: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    %q = arith.mulf %d, %d : f32
+    %r = arith.addf %q, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<?x1xf32>
+  %e2 = tensor.empty(%n, %k) : tensor<?x?xf32>
+  %y = linalg.generic {indexing_maps = [#id, #row, #row, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean, %var, %gamma : tensor<?x?xf32>, tensor<?x1xf32>, tensor<?x1xf32>, tensor<?xf32>) outs(%e2 : tensor<?x?xf32>) {
+  ^bb0(%v: f32, %m: f32, %q: f32, %g: f32, %o: f32):
+    %d = arith.subf %v, %m : f32
+    %w = arith.divf %q, %count : f32
+    %w2 = arith.addf %w, %eps : f32
+    %is = math.rsqrt %w2 : f32
+    %z = arith.mulf %d, %is : f32
+    %r = arith.mulf %z, %g : f32
+    linalg.yield %r : f32
+  } -> tensor<?x?xf32>
+  return %y, %mean : tensor<?x?xf32>, tensor<?x1xf32>
+}
+
+// CHECK-LABEL: IR Dump After ftuner-lower-cpu:_fuse_row_chains
+// CHECK-LABEL: func.func @softmax(
+// CHECK:         %[[BIG:.+]] = arith.cmpi uge, %{{.*}}, %c32768{{.*}} : index
+// CHECK:         scf.if %[[BIG]] -> (tensor<?x4x?x?xf32>) {
+// CHECK:           %[[LOOP:.+]]:3 = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}, %{{.*}}) shared_outs(
+// CHECK-NOT:         linalg.generic
+// CHECK:             vector.reduction <maxnumf>
+// CHECK-NOT:         linalg.generic
+// CHECK:             scf.for
+// CHECK:               arith.subf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK:               vector.transfer_write
+// CHECK-NOT:         linalg.generic
+// CHECK:             vector.reduction <add>
+// CHECK-NOT:         linalg.generic
+// CHECK:             arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT:         linalg.generic
+// CHECK:             scf.forall.in_parallel
+// CHECK:           scf.yield %[[LOOP]]#
+// CHECK:         } else {
+// CHECK-COUNT-4:   linalg.generic {{.*}}ftuner.row_chain
+// CHECK:           scf.yield
+// CHECK-LABEL: func.func @layer_norm(
+// CHECK:         scf.if %{{.*}} -> (tensor<?x1xf32>, tensor<?x?xf32>) {
+// CHECK:           scf.forall (%{{.*}}) in (%{{.*}}) shared_outs(
+// CHECK-NOT:         linalg.generic
+// CHECK:             vector.reduction <add>
+// CHECK-NOT:         linalg.generic
+// CHECK:             arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT:         linalg.generic
+// CHECK:             vector.reduction <add>
+// CHECK-NOT:         linalg.generic
+// CHECK:             math.rsqrt %{{.*}} : f32
+// CHECK:             vector.transfer_write
+// CHECK:             scf.forall.in_parallel
+// CHECK:         } else {
+// CHECK-COUNT-4:   linalg.generic {{.*}}ftuner.row_chain
+// CHECK-NOT:     linalg.generic
+// CHECK:         return

@@ -102,7 +102,7 @@ def parallelize_copies(module_op) -> None:
 
 def parallelize_generics(module_op, vector_bits: int) -> None:
     """The public functions' big elementwise ops and reductions over the cores (parallel_generics.py),
-    the reductions' rows as `vector_bits`-wide vector code where they can be (row_reductions.py)."""
+    their rows as `vector_bits`-wide vector code where they can be (row_vectors.py)."""
     tile_lists = guard_parallel_generics(module_op)
     if tile_lists:
         apply_script(transform_script(tile_script(tile_lists)), module_op)

@@ -29,17 +29,11 @@ def _is_row_tile(op) -> bool:
     """All loops but the last are parallel with extent 1, the last is the reduction, and no output is
     indexed by it."""
     kinds = iterator_kinds(op)
-    if kinds[-1] != "reduction" or any(k != "parallel" for k in kinds[:-1]) or len(op.results) == 0:
+    if kinds[-1] != "reduction" or len(op.results) == 0 or not row_vectors.row_tile_shape(op):
         return False
     last = len(kinds) - 1
     inputs = len(op.operands) - len(op.results)
-    for operand, amap in zip(op.operands, affine_maps(op)):
-        shape = ir.ShapedType(operand.type).shape
-        for position, expr in enumerate(amap.results):
-            if isinstance(expr, ir.AffineDimExpr) and expr.position != last and shape[position] != 1:
-                return False
-            if not isinstance(expr, (ir.AffineDimExpr, ir.AffineConstantExpr)):
-                return False
+
     def reads_last(amap):
         return any(isinstance(e, ir.AffineDimExpr) and e.position == last for e in amap.results)
     maps = affine_maps(op)

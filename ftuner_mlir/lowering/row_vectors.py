@@ -10,9 +10,9 @@ ran at a quarter of the row sum's speed). Here:
   elementwise  for k in steps of lanes: out[k:k+lanes] = body(in[k:k+lanes]); then once under the mask
                of the last K % lanes elements (lanes past the row are neither read nor written);
   reduction    a body whose yield folds one value into its one output with addf, mulf, maximumf,
-               minimumf, maxnumf or minnumf: ACCUMULATORS vectors of partial results, starting at the combiner's neutral
-               element, the masked rest's off lanes replaced by it, then one vector.reduction and the
-               output's initial value. Maxima and minima are exact in any order; sums and products
+               minimumf, maxnumf or minnumf: ACCUMULATORS vectors of partial results, starting at the
+               combiner's neutral element, the masked rest's off lanes replaced by it, then one
+               vector.reduction and the output's initial value. Maxima and minima are exact in any order; sums and products
                are reassociated (within float tolerance, as row_reductions.py's scalar loops).
 
 The body's ops that depend on a value read along the row become the same ops on vectors (arith and
@@ -116,10 +116,11 @@ class _RowBody:
             mapping[inner.results[0]] = clone.results[0]
         return mapping
 
-    def vectorized(self, hoisted: dict, k: ir.Value, mask, lanes: int, carried=None) -> dict:
-        """The varying part on `lanes` elements from row position k (under `mask`): value -> vector.
-        An input that is the output tensor itself is read from `carried` (the loop's current value of
-        it), so the loop updates it in place instead of writing a copy."""
+    def vectorized(self, hoisted: dict, k: ir.Value, mask, lanes: int, carried=None):
+        """The varying part on `lanes` elements from row position k (under `mask`); returns the vector
+        of any body value (an invariant one broadcast). An input that is the output tensor itself is
+        read from `carried` (the loop's current value of it), so the loop updates it in place instead
+        of writing a copy."""
         mapping = {}
         out = self.op.operands[self.inputs]
         for argument, operand, amap, along in zip(self.block.arguments, self.op.operands, self.maps, self.along):
@@ -143,14 +144,12 @@ class _RowBody:
                                        operands=[vec(v) for v in inner.operands],
                                        attributes=_attributes(inner.operation))
             mapping[inner.results[0]] = made.results[0]
-        self.vec = vec
-        return mapping
+        return vec
 
 
-def _row_tile(op) -> bool:
-    """One result, every loop but the last of extent 1 in every operand (a row tile)."""
-    if len(op.results) != 1:
-        return False
+def row_tile_shape(op) -> bool:
+    """Every loop but the last parallel and of extent 1 in every operand, read through plain dims or
+    constants (a row tile; row_reductions.py's scalar rewrite takes the same)."""
     last = len(iterator_kinds(op)) - 1
     if any(kind != "parallel" for kind in iterator_kinds(op)[:-1]):
         return False
@@ -200,8 +199,7 @@ def _elementwise(op, body: _RowBody, lanes: int) -> None:
         whole, mask = _steps(loop_extent(op, body.last), lanes)
 
         def step(k, dest, row_mask):
-            values = body.vectorized(hoisted, k, row_mask, lanes, carried=dest)
-            value = values[yielded] if yielded in values else body.vec(yielded)
+            value = body.vectorized(hoisted, k, row_mask, lanes, carried=dest)(yielded)
             return write_vector(value, dest, indices(amap, k, body.last), row_mask)
         loop = scf.ForOp(index(0), whole, index(lanes), [out])
         with ir.InsertionPoint(loop.body):
@@ -229,8 +227,7 @@ def _reduction(op, body: _RowBody, combine, lanes: int) -> None:
                                        attributes=_fold_attributes(combine)).results[0]
 
         def part(k, row_mask):
-            values = body.vectorized(hoisted, k, row_mask, lanes)
-            return values[folded] if folded in values else body.vec(folded)
+            return body.vectorized(hoisted, k, row_mask, lanes)(folded)
         wide = index(lanes * ACCUMULATORS)
         unrolled = arith.MulIOp(arith.DivUIOp(whole, wide).result, wide).result
         loop = scf.ForOp(index(0), unrolled, wide, [identity] * ACCUMULATORS)
@@ -256,7 +253,7 @@ def _reduction(op, body: _RowBody, combine, lanes: int) -> None:
 
 def vectorize_row(op, vector_bits: int) -> bool:
     """Rewrite the row tile `op` as vector code when it qualifies (see above); whether it did."""
-    if not _row_tile(op):
+    if len(op.results) != 1 or not row_tile_shape(op):
         return False
     out_arg = op.regions[0].blocks[0].arguments[-1]
     if not isinstance(out_arg.type, ir.FloatType):

@@ -19,6 +19,7 @@ from ..ir.match import iterator_kinds
 from ..ir.walk import functions, public_functions, walk
 from .dispatch_calls import DISPATCH_ATTR
 from .epilogues import EPILOGUE_ATTR
+from .parallel_generics import ROW_CHAIN_ATTR
 
 PROFILE_GLOBAL = "ftuner_profile_seconds"
 TAKE_FUNCTION = "ftuner_take_profile"
@@ -39,17 +40,26 @@ def _generic_kind(op) -> str:
     return "copy/layout"          # broadcasts, gathers, permutes: data moved, nothing computed
 
 
+def _ops_in(regions):
+    for region in regions:
+        for block in region.blocks:
+            for child in block.operations:
+                yield child
+                yield from walk(child)
+
+
 def _nested(op):
     """The ops inside `op`; for an scf.if the else branch first: a parallel generic's serial version,
     the op as written (its then branch holds the tiled loops)."""
     regions = list(op.regions)
     if op.operation.name == "scf.if":
         regions.reverse()
-    for region in regions:
-        for block in region.blocks:
-            for child in block.operations:
-                yield child
-                yield from walk(child)
+    return _ops_in(regions)
+
+
+def _written_ops(op):
+    """The ops of an scf.if's else branch (the ops as written), or of any other op's regions."""
+    return _ops_in([op.regions[1]] if op.operation.name == "scf.if" else op.regions)
 
 
 def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
@@ -68,6 +78,9 @@ def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
     if name.startswith("linalg."):
         return "other linalg", name
     if name in ("scf.if", "scf.forall", "scf.for", "scf.parallel"):
+        chain = [inner for inner in _written_ops(op) if ROW_CHAIN_ATTR in inner.attributes]
+        if chain:       # row_chains.py's group (its first op may be bufferization's copy of an init)
+            return "reduction", f"row chain of {len(chain)} ops in {name}"
         for inner in _nested(op):       # a parallel generic or copy: the kind of the op it runs
             found = kind_of(inner, dispatches)
             if found is not None:

@@ -25,6 +25,12 @@ def iterator_kinds(op) -> list[str]:
     return [str(ir.Attribute(a)).split("<")[-1].rstrip(">") for a in op.attributes["iterator_types"]]
 
 
+def reads_output(op) -> bool:
+    """Whether a single-output linalg op's body reads its output's current value (a reduction's
+    accumulator, an in-place update), not only writes it."""
+    return bool(list(op.regions[0].blocks[0].arguments[-1].uses))
+
+
 def _element_type(types) -> str | None:
     """The one element type of `types`, when it is one the uKernels compute in."""
     elements = {str(t.element_type) for t in types}

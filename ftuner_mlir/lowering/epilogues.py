@@ -22,7 +22,7 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg
 
 from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
-from ..ir.match import affine_maps, iterator_kinds
+from ..ir.match import affine_maps, iterator_kinds, reads_output
 from ..ir.walk import defining_op, functions, walk
 from .cpu import apply_script, transform_script
 from .dispatch_calls import DISPATCH_ATTR
@@ -140,8 +140,7 @@ def _match(call, dispatches: dict) -> Epilogue | None:
     out_type = ir.RankedTensorType(generic.results[0].type)
     if maps[number] != identity or maps[-1] != identity or out_type != ir.RankedTensorType(value.type):
         return None
-    body = generic.regions[0].blocks[0]
-    if list(body.arguments[-1].uses) or not _captured_ok(generic):
+    if reads_output(generic) or not _captured_ok(generic):
         return None
     operands = []
     for i in range(inputs):

@@ -25,7 +25,7 @@ from mlir.dialects import arith, scf
 
 from ..ir.build import (collapse_shape, dim, expand_shape, extract_slice, index, loop_extent, parallel_insert_slice,
                         reassociation_groups, tensor_type)
-from ..ir.match import affine_maps, iterator_kinds
+from ..ir.match import affine_maps, iterator_kinds, reads_output
 from ..ir.walk import public_functions, walk
 from .parallel_generics import PARALLEL_MIN_ELEMENTS, ROW_CHAIN_ATTR, TILES_ATTR
 from .row_reductions import carry_row_accumulators
@@ -207,11 +207,11 @@ def _ancestor_in(op, block):
 
 def _escapes(group: _Group, block) -> dict | None:
     """Member results read after the group: value -> its readers (op, operand number). None when a
-    non-member reads one before the group's last op (tensor.dim reads are first moved to the member's
-    out operand, which has the result's shape)."""
+    non-member reads one before the group's last op. tensor.dim reads do not count: when the group is
+    taken they are moved to the member's out operand, which has the result's shape."""
     members = {_op_of(m) for m in group.members}
     last = _op_of(group.members[-1])
-    escaping = {}
+    escaping, dims = {}, []
     for member in group.members:
         op = _op_of(member)
         result = op.results[0]
@@ -220,16 +220,14 @@ def _escapes(group: _Group, block) -> dict | None:
             if user in members:
                 continue
             if use.owner.name == "tensor.dim" and isinstance(member, RowOp):
-                use.owner.operands[0] = op.operands[len(op.operands) - 1]     # same shape as the result
+                dims.append((use.owner, op.operands[len(op.operands) - 1]))
                 continue
             if not last.is_before_in_block(user) or not isinstance(member, RowOp):
                 return None
             escaping.setdefault(result, []).append((use.owner, use.operand_number))
+    for reader, out in dims:
+        reader.operands[0] = out
     return escaping
-
-
-def _reads_out(op) -> bool:
-    return bool(list(op.regions[0].blocks[0].arguments[-1].uses))
 
 
 def _row_type(full: ir.RankedTensorType, layout: list) -> ir.RankedTensorType:
@@ -284,7 +282,7 @@ def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
         op, amap = member.op, affine_maps(member.op)[-1]
         out = op.operands[len(op.operands) - 1]
         chosen = None
-        if not _reads_out(op):
+        if not reads_output(op):
             for storage in storages:
                 held = storage.current
                 if held is not None and held not in escaping and last_read.get(held, -1) <= position \
@@ -364,10 +362,11 @@ def _fused_loop(group: _Group, storages: list, where: dict, extents: list) -> li
     return list(loop.results)
 
 
-def _points(row: RowOp) -> ir.Value:
-    points = index(1)
-    for loop in row.leading + [row.last]:
-        points = arith.MulIOp(points, loop_extent(row.op, loop)).result
+def _points(row: RowOp, extents: list) -> ir.Value:
+    """The points of `row`'s iteration space: its row loops' `extents` times the row's length."""
+    points = loop_extent(row.op, row.last)
+    for extent in extents:
+        points = arith.MulIOp(points, extent).result
     return points
 
 
@@ -384,7 +383,7 @@ def _fuse(group: _Group, block) -> bool:
     anchor = ops[ops.index(_op_of(group.members[-1])) + 1]
     with ir.InsertionPoint(anchor), _op_of(group.members[-1]).location:
         extents = [loop_extent(first.op, loop) for loop in first.leading]
-        big = arith.CmpIOp(arith.CmpIPredicate.uge, _points(first), index(PARALLEL_MIN_ELEMENTS)).result
+        big = arith.CmpIOp(arith.CmpIPredicate.uge, _points(first, extents), index(PARALLEL_MIN_ELEMENTS)).result
         choice = scf.IfOp(big, [v.type for v in escaped], has_else=True)
         with ir.InsertionPoint(choice.then_block):
             results = _fused_loop(group, storages, where, extents)

@@ -28,7 +28,7 @@ from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
 
 from ..ir.build import index, loop_extent, read_vector, write_vector
-from ..ir.match import affine_maps, iterator_kinds
+from ..ir.match import affine_maps, iterator_kinds, reads_output
 
 REASSOC = "#arith.fastmath<reassoc>"
 REASSOCIABLE = ("arith.addf", "arith.mulf")
@@ -267,7 +267,7 @@ def vectorize_row(op, vector_bits: int) -> bool:
         _reduction(op, body, combine, lanes)
         return True
     body = _RowBody(op)
-    if list(out_arg.uses) or not body.ok:
+    if reads_output(op) or not body.ok:
         return False
     _elementwise(op, body, lanes)
     return True

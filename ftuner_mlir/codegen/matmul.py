@@ -27,6 +27,8 @@ from mlir.dialects import arith, func, linalg, scf, tensor, vector
 from ..ir.build import (cmp, dim, element_type, extract_slice, float_constant, for_loop, if_else, index,
                         insert_slice, parallel_insert_slice, private_function, read_vector, tensor_type,
                         write_vector)
+from ..families.matmul import HeadViews
+from ..ir.codecs import SET_ATTR, ZERO_INIT_ATTR, ukernel_set_to_attr
 from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
 from ..ukernel.space import ELEMENT_BITS, UKernelSet
 
@@ -98,9 +100,10 @@ def copy_pack_name(uks: UKernelSet) -> str:
     return f"ftuner_pack_b_n{uks.nr}_{uks.dtype}"
 
 
-def dispatch_name(uks: UKernelSet, zero: bool = False, prepacked: bool = False) -> str:
+def dispatch_name(uks: UKernelSet, zero: bool = False, prepacked: bool = False,
+                  views: HeadViews | None = None) -> str:
     return (f"ftuner_dispatch_{uks.family}_{uks.mr}x{uks.nr}_mc{uks.mc}_nc{uks.nc}_kc{uks.kc}"
-            f"_p{uks.cores}{'_pw' if prepacked else ''}{_z(zero)}_{uks.dtype}")
+            f"_p{uks.cores}{'_pw' if prepacked else ''}{views.tag if views else ''}{_z(zero)}_{uks.dtype}")
 
 
 def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: bool = False):
@@ -217,10 +220,9 @@ def _panels(uks: UKernelSet) -> ir.RankedTensorType:
     return tensor_type([None, None, uks.nr], element_type(uks.dtype))
 
 
-def _last_panel(cur: ir.Value, rest_n: ir.Value, fill) -> ir.Value:
-    """`fill(cur)` when the block has a partial last panel (rest_n > 0 columns), else cur unchanged."""
-    partial = cmp(_UGT, rest_n, index(0))
-    return if_else(partial, [cur.type], lambda: [fill(cur)], lambda: [cur])[0]
+def _if_some(count: ir.Value, cur: ir.Value, fill) -> ir.Value:
+    """`fill(cur)` when count > 0, else cur unchanged."""
+    return if_else(cmp(_UGT, count, index(0)), [cur.type], lambda: [fill(cur)], lambda: [cur])[0]
 
 
 def emit_pack(uks: UKernelSet):
@@ -256,16 +258,17 @@ def emit_pack(uks: UKernelSet):
                                      permutation=[1, 0]).result
             return insert_slice(moved, cur, *dst_where)
 
-        # the last kk % lanes rows of every full panel
+        # the last kk % lanes rows of every full panel, when there are any: with kk known (a head view
+        # of D = 32 columns, inlined) an empty slice at offset kk would not verify
         rest_k = arith.SubIOp(kk, kk_full).result
 
         def bottom_rows(p, f):
             first = arith.MulIOp(p, width).result
             return [transpose_into(f[0], ([first, kk_full], [width, rest_k]), ([p, kk_full, 0], [1, rest_k, width]))]
-        bottom = for_loop(zero, full_panels, one, [tiles], bottom_rows)[0]
+        bottom = _if_some(rest_k, tiles, lambda cur: for_loop(zero, full_panels, one, [cur], bottom_rows)[0])
         # the last panel's bn % nr columns, every row (when there are any: the panel exists only then)
         rest_n = arith.SubIOp(bn, bn_full).result
-        return [_last_panel(bottom, rest_n, lambda cur: transpose_into(
+        return [_if_some(rest_n, bottom, lambda cur: transpose_into(
             cur, ([bn_full, 0], [rest_n, kk]), ([full_panels, 0, 0], [1, kk, rest_n])))]
     return private_function(pack_name(uks), [t2, panels], [panels], _unit_attrs("ftuner.pack"), body)
 
@@ -294,7 +297,7 @@ def emit_copy_pack(uks: UKernelSet):
                         lambda p, d: [rows_into(d[0], p, arith.MulIOp(p, width).result, None)])[0]
         rest_n = arith.SubIOp(bn, bn_full).result
         mask = vector.CreateMaskOp(ir.VectorType.get([nr], ir.IntegerType.get_signless(1)), [rest_n]).result
-        return [_last_panel(full, rest_n, lambda cur: rows_into(cur, full_panels, bn_full, mask))]
+        return [_if_some(rest_n, full, lambda cur: rows_into(cur, full_panels, bn_full, mask))]
     return private_function(copy_pack_name(uks), [t2, panels], [panels], _unit_attrs("ftuner.pack"), body)
 
 
@@ -351,22 +354,35 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
                             attributes, body)
 
 
-def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False):
+def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False,
+                  views: HeadViews | None = None):
     """The dispatch function: (A, B, C_init) -> C_init + A.B, all operands fully dynamic. With
     `zero_init`: (A, B, C) -> A.B, C only giving the result's storage (the op's init was a zero fill).
     With `prepacked` (a matmul_transpose_b set): B is already the micro-panels of the whole N x K
     operand, [ceil(N/nr), K, nr] (a constant weight packed at compile time, codegen/weight_panels.py);
-    a block reads its panels in place."""
+    a block reads its panels in place. With `views` (a batch_matmul set): some of A, B and C are 4-D
+    tensors whose (batch, head) slices are the batch's matrices (HeadViews); a C view needs `zero_init`
+    (its tensor is only storage)."""
+    views = views or HeadViews()
+    if views.any and not (uks.batched and not uks.transpose_b and not prepacked):
+        raise ValueError(f"head views apply to a batch_matmul dispatch, not {uks.family}")
+    if views.c and not zero_init:
+        raise ValueError("a head view of C needs a dispatch that overwrites C (zero_init)")
     rank = 3 if uks.batched else 2
-    t, t2 = _dyn(rank, uks.dtype), _dyn(2, uks.dtype)
-    tb, panels_type = (_panels(uks) if prepacked else t), _panels(uks)
+    t, t2, t4 = _dyn(rank, uks.dtype), _dyn(2, uks.dtype), _dyn(4, uks.dtype)
+    ta, tc = (t4 if views.a else t), (t4 if views.c else t)
+    tb, panels_type = (_panels(uks) if prepacked else t4 if views.b else t), _panels(uks)
     lead = 1 if uks.batched else 0          # index of the M axis in C
 
     def body(A, B, C):
         zero, one = index(0), index(1)
-        m, n = dim(C, index(lead)), dim(C, index(lead + 1))
-        k = dim(A, index(lead + 1))
-        batch = dim(C, zero) if uks.batched else one
+        if views.c:
+            m, n = dim(C, index(views.c[2])), dim(C, index(views.c[3]))
+            batch = arith.MulIOp(dim(C, index(views.c[0])), dim(C, index(views.c[1]))).result
+        else:
+            m, n = dim(C, index(lead)), dim(C, index(lead + 1))
+            batch = dim(C, zero) if uks.batched else one
+        k = dim(A, index(views.a[3] if views.a else lead + 1))
         mc, nc = block_shape(uks, batch, m, n, AR)     # the cache block, as ukernel.cover computes it
         if uks.batched:
             loop = scf.ForallOp([0, 0, 0], [batch, m, n], [1, mc, nc], [C])
@@ -374,6 +390,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
             loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [C])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
+            heads = _batch_and_head(outer, (A, views.a), (B, views.b), (C, views.c))
 
             def lead_at(*offsets) -> list:
                 """Offsets into a (batched) operand: the batch index first."""
@@ -381,9 +398,23 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
 
             def lead_size(*sizes) -> list:
                 return [1] * len(outer) + list(sizes)
+
+            def where(perm, rows, cols) -> tuple[list, list]:
+                """Offsets and sizes of the 2-D block at rows and cols, each (offset, size), in an operand
+                passed as is or as a head view (perm; the block is then in the 4-D tensor's dim order:
+                columns first for K^T)."""
+                if perm is None:
+                    return lead_at(rows[0], cols[0]), lead_size(rows[1], cols[1])
+                offsets, sizes = [0] * 4, [1] * 4
+                for at, (offset, size) in zip(perm, ((heads[0], 1), (heads[1], 1), rows, cols)):
+                    offsets[at], sizes[at] = offset, size
+                return offsets, sizes
+
+            def block(operand, perm, rows, cols):
+                return extract_slice(operand, *where(perm, rows, cols), t2)
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
-            cblk = extract_slice(loop.inner_iter_args[0], lead_at(i0, j0), lead_size(bm, bn), t2)
+            cblk = block(loop.inner_iter_args[0], views.c, (i0, bm), (j0, bn))
             row_ranges = strip_bounds(bm, uks.row_sizes, ar=AR)
             kc = index(uks.kc)
             chooses_pack = packs_b(uks) and not uks.transpose_b and not prepacked    # per block, at run time
@@ -394,9 +425,9 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
                 pack_b = arith.OrIOp(many_rows, arith.AndIOp(some_rows, far_rows).result).result
 
             def k_block(k0, c_in, overwrite: bool):
-                """The block's rows over reduction indices [k0, k0 + kc): C_in + A.B, or A.B with `overwrite`."""
+                """The block's rows over reduction indices [k0, k0 + kk): C_in + A.B, or A.B with `overwrite`."""
                 kk = arith.MinUIOp(arith.SubIOp(k, k0).result, kc).result
-                ablk = extract_slice(A, lead_at(i0, k0), lead_size(bm, kk), t2)
+                ablk = block(A, views.a, (i0, bm), (k0, kk))
                 if prepacked:
                     first = arith.DivUIOp(j0, index(uks.nr)).result     # nc is a multiple of nr
                     count = arith.CeilDivUIOp(bn, index(uks.nr)).result
@@ -405,7 +436,10 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
                 if uks.transpose_b:
                     bt = extract_slice(B, lead_at(j0, k0), lead_size(bn, kk), t2)
                     return row_strips(ablk, pack(pack_name(uks), bt, kk), c_in, overwrite, packed=True)
-                bblk = extract_slice(B, lead_at(k0, j0), lead_size(kk, bn), t2)
+                bblk = block(B, views.b, (k0, kk), (j0, bn))
+                if views.b:        # rows H * D apart: a panel per block reads them once
+                    packer = pack_name(uks) if views.b_transposed else copy_pack_name(uks)
+                    return row_strips(ablk, pack(packer, bblk, kk), c_in, overwrite, packed=True)
                 if not chooses_pack:
                     return row_strips(ablk, bblk, c_in, overwrite, packed=False)
                 return if_else(pack_b, [t2],
@@ -432,27 +466,40 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
                                lambda: [k_block(zero, cblk, overwrite=True)])[0]
             acc = for_loop(start, k, kc, [init], lambda k0, cc: [k_block(k0, cc[0], overwrite=False)])[0]
             with ir.InsertionPoint(loop.terminator().block):
-                parallel_insert_slice(acc, loop.inner_iter_args[0], lead_at(i0, j0), lead_size(bm, bn))
+                parallel_insert_slice(acc, loop.inner_iter_args[0], *where(views.c, (i0, bm), (j0, bn)))
         return [loop.results[0]]
-    return private_function(dispatch_name(uks, zero_init, prepacked), [t, tb, t], [t],
-                            {"ftuner.dispatch": ir.StringAttr.get(uks.family)}, body)
+    attributes = {"ftuner.dispatch": ir.StringAttr.get(uks.family), SET_ATTR: ukernel_set_to_attr(uks)}
+    if zero_init:
+        attributes[ZERO_INIT_ATTR] = ir.UnitAttr.get()
+    return private_function(dispatch_name(uks, zero_init, prepacked, views), [ta, tb, tc], [tc], attributes, body)
 
 
-def _row_layouts(uks: UKernelSet, prepacked: bool) -> tuple[bool, ...]:
+def _batch_and_head(outer, *operands) -> tuple | None:
+    """(batch, head) of batch index outer[0] = batch * H + head, H the head dim of the first operand
+    given as a head view ((tensor, perm) pairs); None when no operand is one."""
+    for operand, perm in operands:
+        if perm is not None:
+            heads = dim(operand, index(perm[1]))
+            return arith.DivUIOp(outer[0], heads).result, arith.RemUIOp(outer[0], heads).result
+    return None
+
+
+def _row_layouts(uks: UKernelSet, prepacked: bool, views: HeadViews | None) -> tuple[bool, ...]:
     """The B layouts the row strips read: micro-panels (packed), the block in place, or both."""
-    if uks.transpose_b or prepacked:
+    if uks.transpose_b or prepacked or (views and views.b):
         return (True,)
     return (True, False) if packs_b(uks) else (False,)
 
 
-def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) -> dict:
+def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False,
+             views: HeadViews | None = None) -> dict:
     """symbol name -> the builder of that function (no arguments), for the dispatch and everything it
     calls, in the order they are to be added."""
-    funcs = {dispatch_name(uks, zero_init, prepacked): lambda: emit_dispatch(uks, zero_init, prepacked)}
+    funcs = {dispatch_name(uks, zero_init, prepacked, views): lambda: emit_dispatch(uks, zero_init, prepacked, views)}
     dt = uks.dtype
     for zero in ((False, True) if zero_init else (False,)):
         for rows in uks.row_sizes:
-            for packed in _row_layouts(uks, prepacked):
+            for packed in _row_layouts(uks, prepacked, views):
                 funcs[rows_name(rows, uks, zero, packed)] = lambda r=rows, z=zero, p=packed: emit_rows(r, uks, z, p)
         for rows, cols in uks.ukernels():
             funcs[ukernel_name(rows, cols, dt, zero)] = (
@@ -464,9 +511,10 @@ def emit_all(uks: UKernelSet, zero_init: bool = False, prepacked: bool = False) 
                         lambda r=rows, w=width, z=zero: emit_masked_ukernel(r, w, dt, z, uks.chains, uks.lanes))
     if prepacked:
         return funcs
-    if packs_b(uks) and not uks.transpose_b:
+    transposes_b = uks.transpose_b or (views is not None and views.b_transposed)
+    if (packs_b(uks) or (views and views.b)) and not transposes_b:
         funcs[copy_pack_name(uks)] = lambda: emit_copy_pack(uks)
-    if uks.transpose_b:
+    if transposes_b:
         funcs[pack_name(uks)] = lambda: emit_pack(uks)
         funcs[transpose_name(uks.lanes, dt)] = lambda: emit_transpose_ukernel(uks.lanes, dt)
     return funcs

@@ -1,5 +1,6 @@
 """The matmul family: C[b?, m, n] += A[b?, m, k] * B[b?, k, n], B optionally stored as N x K, with an
-optional leading batch loop. uKernel sets are sized by (batch, m, n, k)."""
+optional leading batch loop. uKernel sets are sized by (batch, m, n, k). A batch_matmul's operands may
+be read as (batch, head) slices of 4-D tensors (HeadViews)."""
 from __future__ import annotations
 
 import dataclasses
@@ -26,3 +27,37 @@ def _matmul(batched: bool, transpose_b: bool) -> MatmulFamily:
 
 
 MATMUL_FAMILIES = tuple(_matmul(batched, transpose_b) for batched in (False, True) for transpose_b in (False, True))
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadViews:
+    """A batched matmul's operands as (batch, head) slices of 4-D tensors instead of the
+    [batch * heads, rows, cols] operands that transposes and collapses made of them (attention's Q, K^T
+    and V are [B, T, H, D] projections permuted to [B, H, ., .]; its context goes back to [B, T, H, D]).
+    `a`, `b`, `c`: for each, the permutation taking (batch, head, rows, cols) to the 4-D tensor's dims
+    (dim i of that order is dim perm[i] of the tensor), or None for an operand passed as before. A B
+    whose slice is stored columns first (K^T: N x K) goes through the transposing pack, any other
+    through the copy pack; A and C must be stored rows first."""
+    a: tuple[int, ...] | None = None
+    b: tuple[int, ...] | None = None
+    c: tuple[int, ...] | None = None
+
+    def __post_init__(self):
+        for name, perm in (("A", self.a), ("B", self.b), ("C", self.c)):
+            if perm is not None and sorted(perm) != [0, 1, 2, 3]:
+                raise ValueError(f"head view of {name} {perm} is not a permutation of 4 dims")
+            if perm is not None and name != "B" and perm[2] > perm[3]:
+                raise ValueError(f"head view of {name} {perm} stores its columns before its rows")
+
+    @property
+    def any(self) -> bool:
+        return any(perm is not None for perm in (self.a, self.b, self.c))
+
+    @property
+    def b_transposed(self) -> bool:
+        return self.b is not None and self.b[2] > self.b[3]
+
+    @property
+    def tag(self) -> str:
+        return "".join(f"_{name}v{''.join(map(str, perm))}"
+                       for name, perm in (("a", self.a), ("b", self.b), ("c", self.c)) if perm)

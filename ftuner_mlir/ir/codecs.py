@@ -19,6 +19,8 @@ def parallel_outer(dims: int = 1) -> ir.Attribute:
 
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
+SET_ATTR = "ftuner.ukernel_set"       # on a dispatch function: the set it was emitted for (lowering/head_views.py)
+ZERO_INIT_ATTR = "ftuner.zero_init"   # on a dispatch function that overwrites C
 _INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains")
 _GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 

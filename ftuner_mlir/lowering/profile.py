@@ -81,6 +81,10 @@ def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
         chain = [inner for inner in _written_ops(op) if ROW_CHAIN_ATTR in inner.attributes]
         if chain:       # row_chains.py's group (its first op may be bufferization's copy of an init)
             return "reduction", f"row chain of {len(chain)} ops in {name}"
+        for inner in _ops_in(op.regions):   # a dispatch versioned on a test (head_views.py): its dispatch
+            if inner.operation.name == "func.call" and \
+                    ir.FlatSymbolRefAttr(inner.attributes["callee"]).value in dispatches:
+                return "uKernels", f"{kind_of(inner, dispatches)[1]} in {name}"
         for inner in _nested(op):       # a parallel generic or copy: the kind of the op it runs
             found = kind_of(inner, dispatches)
             if found is not None:

@@ -16,6 +16,7 @@ from ..ir.build import cast
 from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify, classify_conv, conv_gemm
+from ..ir.symbols import add_functions, symbols
 from ..ir.walk import defining_op, walk
 from .base import ModulePass
 
@@ -33,28 +34,6 @@ def _dynamic_memref(t: ir.Type) -> ir.Type:
     layout = ir.StridedLayoutAttr.get(ir.ShapedType.get_dynamic_stride_or_offset(),
                                       [ir.ShapedType.get_dynamic_stride_or_offset()] * t.rank)
     return ir.MemRefType.get([ir.ShapedType.get_dynamic_size()] * t.rank, t.element_type, layout)
-
-
-def _symbols(module_op) -> set[str]:
-    body = module_op.regions[0].blocks[0]
-    return {op.attributes["sym_name"].value for op in body.operations if "sym_name" in op.attributes}
-
-
-def _add_functions(module_op, present: set[str], name: str, emit, origin: ir.Location) -> None:
-    """Unless the module has the symbol `name` (`present`: its symbols, kept up to date here), add the
-    functions of `emit()` (symbol -> builder) it lacks, at the module's end, in that order. Each is
-    built located at `origin` (the op that first needed it) under the function's name, so a later
-    diagnostic in generated code names the user's op. Emitting and the symbol set cost the same for the
-    thousandth op as for the first."""
-    if name in present:
-        return
-    body = module_op.regions[0].blocks[0]
-    for symbol, build in emit().items():
-        if symbol in present:
-            continue
-        with ir.InsertionPoint(body), ir.Location.name(symbol, childLoc=origin):
-            build()
-        present.add(symbol)
 
 
 def _checked_set(op, attr: str, parse, on_buffers: bool):
@@ -94,7 +73,7 @@ class Tile(ModulePass):
     summary = "Rewrite annotated ops into runtime shape dispatch over static uKernel tiles (body + remainders)"
 
     def apply(self, module_op) -> None:
-        present = _symbols(module_op)
+        present = symbols(module_op)
         for op in [o for o in walk(module_op) if ATTR in o.attributes or GPU_ATTR in o.attributes]:
             for gemm in self._conv_to_gemm(op) if classify_conv(op) is not None else [op]:
                 if GPU_ATTR in gemm.attributes:
@@ -124,7 +103,7 @@ class Tile(ModulePass):
     def _rewrite_gpu(self, module_op, present: set[str], op) -> None:
         """A matmul on buffers becomes a call to the host dispatch that launches the GPU kernels."""
         uks = _checked_set(op, GPU_ATTR, gpu_set_from_attr, on_buffers=True)
-        _add_functions(module_op, present, gpu_matmul.dispatch_name(uks), lambda: gpu_matmul.emit_all(uks),
+        add_functions(module_op, present, gpu_matmul.dispatch_name(uks), lambda: gpu_matmul.emit_all(uks),
                        op.location)
         module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
         with ir.InsertionPoint(op), op.location:
@@ -146,7 +125,7 @@ class Tile(ModulePass):
         if packed is not None:
             b, uks = packed
         callee = dispatch_name(uks, zero_init, prepacked=packed is not None)
-        _add_functions(module_op, present, callee, lambda: emit_all(uks, zero_init, prepacked=packed is not None),
+        add_functions(module_op, present, callee, lambda: emit_all(uks, zero_init, prepacked=packed is not None),
                        op.location)
         with ir.InsertionPoint(op), op.location:
             operands = [cast(v, _dynamic(v.type, keep_last=v is b and packed is not None))

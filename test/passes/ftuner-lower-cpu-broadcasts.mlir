@@ -54,4 +54,4 @@ func.func @shift(%src: tensor<?xf32>, %n: tensor<?xf32>) -> tensor<?xf32> {
 // CHECK:         linalg.generic
 // CHECK:         tensor.extract
 // CHECK-NOT:     scf.if
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:clamp_extract_indices
+// CHECK-LABEL: IR Dump After ftuner-lower-cpu:read_heads_in_place

@@ -258,7 +258,7 @@ func.func @residual_two_readers(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %
 // CHECK-NOT:     arith.addf
 // CHECK:         return
 // CHECK:       func.func private @[[$RELU]](
-// CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}
+// CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64, ftuner.ukernel_set = {{.*}}}
 // CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %arg3[%{{.*}}] [%{{.*}}] [1] : tensor<?xf32> to tensor<?xf32>
 // CHECK:           scf.for
@@ -268,7 +268,7 @@ func.func @residual_two_readers(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %
 // CHECK:             vector.mask
 // CHECK:           scf.forall.in_parallel
 // CHECK:       func.func private @[[$BOTH]](
-// CHECK-SAME:    %{{.*}}: tensor<?xf32>, %{{.*}}: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64}
+// CHECK-SAME:    %{{.*}}: tensor<?xf32>, %{{.*}}: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64, ftuner.ukernel_set = {{.*}}}
 // CHECK:         scf.forall
 // CHECK:           tensor.extract_slice %arg4[%{{.*}}, %{{.*}}] [1, %{{.*}}] [1, 1] : tensor<?x?xf32> to tensor<?xf32>
 // CHECK:           arith.addf %{{.*}}, %{{.*}} : vector<16xf32>

@@ -5,8 +5,9 @@ layer became one function of ~50,000 ops; 24 chained Dense layers, 24 copies of 
 A dispatch is instead compiled once and called. Bufferized with fully dynamic layouts, though, its
 operands would have a dynamic innermost stride, and every uKernel vector access would degrade to
 scalar gathers; so each dispatch gets a unit innermost stride in its signature, which is what every
-caller passes (allocations and function arguments are contiguous), and every other stride all its
-callers agree on statically. A call with some operand not provably unit-stride stays inlinable, and is
+caller passes (allocations and function arguments are contiguous, and views that keep the innermost
+dim of one: attention's head views of the QKV projection), and every other stride all its callers agree
+on statically. A call with some operand not provably unit-stride stays inlinable, and is
 compiled as before, in its caller.
 """
 from __future__ import annotations
@@ -51,6 +52,28 @@ def _contiguous_root(value: ir.Value) -> ir.Value | None:
         value = owner.operands[0]
 
 
+# views whose innermost stride is their source's: the last dim stays the source's last (expand_shape,
+# collapse_shape) or is sliced with step 1 (a subview that keeps the rank)
+_INNER_STRIDE_VIEWS = {"memref.cast", "memref.expand_shape", "memref.collapse_shape", "memref.subview"}
+
+
+def _unit_stride_view(value: ir.Value) -> bool:
+    """`value` is a view of a unit-innermost-stride buffer that keeps that stride, though its type does
+    not say so (a head view of the QKV projection: a subview of an expand_shape of a dispatch's result,
+    typed with fully dynamic strides)."""
+    while not _innermost_stride_is_one(ir.MemRefType(value.type)):
+        owner = defining_op(value)
+        if owner is None or owner.name not in _INNER_STRIDE_VIEWS:
+            return False
+        source = owner.operands[0]
+        if owner.name == "memref.subview":
+            steps = list(ir.DenseI64ArrayAttr(owner.attributes["static_strides"]))
+            if ir.MemRefType(source.type).rank != ir.MemRefType(value.type).rank or steps[-1] != 1:
+                return False
+        value = source
+    return True
+
+
 def _respecialize(fn, new_types: list[ir.Type]) -> None:
     """Give the function's memref arguments `new_types`; the body sees its old types through casts."""
     block = fn.regions[0].blocks[0]
@@ -76,7 +99,8 @@ def keep_dispatch_calls(module_op) -> None:
         if callee in dispatches:
             by_callee.setdefault(callee, []).append(call)
     for name, calls in by_callee.items():
-        roots = [[_contiguous_root(v) for v in call.operands] for call in calls]
+        roots = [[_contiguous_root(v) or (v if _unit_stride_view(v) else None) for v in call.operands]
+                 for call in calls]
         if any(r is None for rs in roots for r in rs):
             continue                      # some caller passes a strided view: inline as before
         fn = dispatches[name]

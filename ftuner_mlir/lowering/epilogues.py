@@ -26,6 +26,7 @@ from ..ir.match import affine_maps, iterator_kinds, reads_output
 from ..ir.walk import defining_op, functions, walk
 from .cpu import apply_script, transform_script
 from .dispatch_calls import DISPATCH_ATTR
+from .merge_functions import merge_identical_functions
 
 COLUMN, FULL, SCALAR = "column", "full", "scalar"
 EPILOGUE_ATTR = "ftuner.epilogue"   # on a dispatch copy: how many consumers it runs (profile labels)
@@ -295,6 +296,7 @@ def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
 def fuse_epilogues(module_op, lanes: int) -> None:
     """fuse() every epilogue there is, then vectorize them `lanes` columns at a time."""
     if fuse(module_op):
+        merge_identical_functions(module_op)           # the same epilogue at the same kind of site, once
         apply_script(VECTORIZE.replace("LANES", str(lanes)), module_op)
 
 

@@ -207,6 +207,41 @@ func.func @residual_two_readers(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %
   return %mx, %sq : tensor<4x?x1xf32>, tensor<4x?x48xf32>
 }
 
+// Two linear layers with the same bias + ReLU: both sites call one copy, the one @linear_relu calls
+// (lowering/merge_functions.py: a model's layers share their epilogue copies).
+func.func @two_linear_relu(%a: tensor<?x?xf32>, %b1: tensor<?x?xf32>, %bias1: tensor<?xf32>,
+                           %b2: tensor<?x?xf32>, %bias2: tensor<?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n1 = tensor.dim %b1, %c1 : tensor<?x?xf32>
+  %e1 = tensor.empty(%m, %n1) : tensor<?x?xf32>
+  %init1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm1 = linalg.matmul ins(%a, %b1 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out1 = tensor.empty(%m, %n1) : tensor<?x?xf32>
+  %r1 = linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm1, %bias1 : tensor<?x?xf32>, tensor<?xf32>) outs(%out1 : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %v = arith.maximumf %s, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  %n2 = tensor.dim %b2, %c1 : tensor<?x?xf32>
+  %e2 = tensor.empty(%m, %n2) : tensor<?x?xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm2 = linalg.matmul ins(%r1, %b2 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%init2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %out2 = tensor.empty(%m, %n2) : tensor<?x?xf32>
+  %r2 = linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm2, %bias2 : tensor<?x?xf32>, tensor<?xf32>) outs(%out2 : tensor<?x?xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %v = arith.maximumf %s, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %r2 : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
@@ -256,6 +291,13 @@ func.func @residual_two_readers(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %
 // CHECK-NEXT:    ^bb0
 // CHECK-NEXT:      arith.mulf
 // CHECK-NOT:     arith.addf
+// CHECK:         return
+// CHECK-LABEL: func.func @two_linear_relu(
+// CHECK-NOT:     linalg.generic
+// CHECK:         %[[R1:.+]] = call @[[$RELU]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.generic
+// CHECK:         call @[[$RELU]](%[[R1]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.generic
 // CHECK:         return
 // CHECK:       func.func private @[[$RELU]](
 // CHECK-SAME:    %{{.*}}: tensor<?xf32>) -> tensor<?x?xf32> attributes {ftuner.dispatch = "matmul", ftuner.epilogue = 1 : i64, ftuner.ukernel_set = {{.*}}}

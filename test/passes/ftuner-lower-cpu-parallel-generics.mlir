@@ -27,13 +27,21 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
 // CHECK:         llvm.mlir.constant(32768 : index)
 // CHECK:         llvm.icmp "uge"
 // CHECK:         llvm.call @ftuner_outlined_bias_gelu_0
+// The reduction's choice yields its result buffer: outlined too, returning it
 // CHECK-LABEL: llvm.func @row_sum(
 // CHECK:         llvm.mlir.constant(32768 : index)
-// CHECK:         llvm.icmp "uge"
-// CHECK:         omp.parallel
-// CHECK:           omp.loop_nest {{.*}} collapse(2)
+// CHECK:         %[[COND:.+]] = llvm.icmp "uge"
+// CHECK-NOT:     omp.parallel
+// CHECK:         llvm.call @ftuner_outlined_row_sum_0(%[[COND]], {{.*}}) -> !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)>
+// CHECK-NOT:     omp.parallel
+// CHECK:         llvm.return
 // CHECK-LABEL: llvm.func internal @ftuner_outlined_bias_gelu_0(
 // CHECK:         omp.parallel
 // CHECK:           omp.loop_nest {{.*}} collapse(2)
+// CHECK-LABEL: llvm.func internal @ftuner_outlined_row_sum_0(
+// CHECK-SAME:    -> !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)> attributes {ftuner.outlined, no_inline
+// CHECK:         omp.parallel
+// CHECK:           omp.loop_nest {{.*}} collapse(2)
+// CHECK:         llvm.return %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)>
 // SEQ-NOT:     omp.parallel
 // SEQ-NOT:     32768

@@ -32,6 +32,11 @@ def public_functions(module_op) -> list:
     return [fn for fn in functions(module_op) if "sym_visibility" not in fn.attributes and fn.regions[0].blocks]
 
 
+def private_functions(module_op) -> list:
+    """The module's private func.funcs with a body (what only the module's own calls reach)."""
+    return [fn for fn in functions(module_op) if "sym_visibility" in fn.attributes and fn.regions[0].blocks]
+
+
 def defining_op(value):
     """The operation that defines `value` (an ir.Operation), or None for a block argument."""
     owner = value.owner

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..ir.walk import functions
+from ..ir.walk import private_functions
 
 
 def merge_identical_functions(module_op) -> int:
@@ -29,9 +29,7 @@ def merge_identical_functions(module_op) -> int:
 def _merge_once(module_op) -> int:
     first_of: dict[str, str] = {}
     duplicates = []
-    for fn in functions(module_op):
-        if "sym_visibility" not in fn.attributes or not fn.regions[0].blocks:
-            continue                                   # public functions are entry points: never merged
+    for fn in private_functions(module_op):            # public functions are entry points: never merged
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         key = _body_text(fn, name)
         if key in first_of:

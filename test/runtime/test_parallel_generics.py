@@ -105,8 +105,9 @@ def test_cast_read_by_two_reductions(rng, t):
     out = np.full((4, t, 1), np.nan)
     exe(x, out=out)
     wide = x.astype(np.float64)
-    expected = wide.sum(-1) + (wide * wide).sum(-1)
+    squares = (wide * wide).sum(-1)
+    expected = wide.sum(-1) + squares
     # the two sums can cancel: f64 rounding of the 16 terms, bounded by their magnitudes, not the result's
-    bound = 1e-12 * np.abs(expected) + 1e-14 * (np.abs(wide).sum(-1) + (wide * wide).sum(-1))
+    bound = 1e-12 * np.abs(expected) + 1e-14 * (np.abs(wide).sum(-1) + squares)
     error = np.abs(out[..., 0] - expected)
     assert (error <= bound).all(), f"max error {error.max()} over the f64 rounding bound"

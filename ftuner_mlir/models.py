@@ -1,5 +1,6 @@
 """MLIR text of the paper's workloads. Each dim is `"?"` (dynamic, the default for the varying ones) or a
-number (static: used by the per-shape and padding baselines of the benchmark)."""
+number (static: used by the per-shape and padding baselines of the benchmark). With dtype "bf16" the
+matmuls take bf16 operands and accumulate into an fp32 result (what the matrix engines compute)."""
 from __future__ import annotations
 
 Dim = "int | str"   # annotation only
@@ -7,6 +8,11 @@ Dim = "int | str"   # annotation only
 
 def _tensor(dims, dtype: str) -> str:
     return f"tensor<{'x'.join(str(d) for d in dims)}x{dtype}>"
+
+
+def _result(dtype: str) -> str:
+    """The element type of a matmul's result: fp32 for bf16 operands, else the operands' own."""
+    return "f32" if dtype == "bf16" else dtype
 
 
 def _zero_init(result_dims, sources, dtype: str) -> str:
@@ -24,10 +30,10 @@ def _zero_init(result_dims, sources, dtype: str) -> str:
 
 def dense(n: Dim = 2304, k: Dim = 768, dtype: str = "f32", m: Dim = "?") -> str:
     """Y[M x N] = X[M x K] . W[N x K]^T: the paper's Dense layer (M = 16*T)."""
-    x, w, y = _tensor((m, k), dtype), _tensor((n, k), dtype), _tensor((m, n), dtype)
+    x, w, y = _tensor((m, k), dtype), _tensor((n, k), dtype), _tensor((m, n), _result(dtype))
     return f"""
 func.func @dense(%x: {x}, %w: {w}) -> {y} {{
-  {_zero_init((m, n), [("%x", x, 0), ("%w", w, 0)], dtype)}
+  {_zero_init((m, n), [("%x", x, 0), ("%w", w, 0)], _result(dtype))}
   %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
                                       affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : {x}, {w}) outs(%init : {y}) -> {y}
@@ -38,10 +44,10 @@ func.func @dense(%x: {x}, %w: {w}) -> {y} {{
 
 def matmul(dtype: str = "f32", m: Dim = "?", n: Dim = "?", k: Dim = "?") -> str:
     """C[M x N] = A[M x K] . B[K x N]."""
-    a, b, c = _tensor((m, k), dtype), _tensor((k, n), dtype), _tensor((m, n), dtype)
+    a, b, c = _tensor((m, k), dtype), _tensor((k, n), dtype), _tensor((m, n), _result(dtype))
     return f"""
 func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
-  {_zero_init((m, n), [("%a", a, 0), ("%b", b, 1)], dtype)}
+  {_zero_init((m, n), [("%a", a, 0), ("%b", b, 1)], _result(dtype))}
   %r = linalg.matmul ins(%a, %b : {a}, {b}) outs(%init : {c}) -> {c}
   return %r : {c}
 }}
@@ -50,10 +56,10 @@ func.func @matmul(%a: {a}, %b: {b}) -> {c} {{
 
 def batch_matmul(dtype: str = "f32", batch: Dim = "?", m: Dim = "?", n: Dim = "?", k: Dim = "?") -> str:
     """C[B x M x N] = A[B x M x K] . B[B x K x N]."""
-    a, b, c = _tensor((batch, m, k), dtype), _tensor((batch, k, n), dtype), _tensor((batch, m, n), dtype)
+    a, b, c = _tensor((batch, m, k), dtype), _tensor((batch, k, n), dtype), _tensor((batch, m, n), _result(dtype))
     return f"""
 func.func @batch_matmul(%a: {a}, %b: {b}) -> {c} {{
-  {_zero_init((batch, m, n), [("%a", a, 0), ("%a", a, 1), ("%b", b, 2)], dtype)}
+  {_zero_init((batch, m, n), [("%a", a, 0), ("%a", a, 1), ("%b", b, 2)], _result(dtype))}
   %r = linalg.batch_matmul ins(%a, %b : {a}, {b}) outs(%init : {c}) -> {c}
   return %r : {c}
 }}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes
 import numpy as np
 from mlir import ir
 from mlir.dialects.linalg import get_indexing_maps
@@ -24,7 +25,7 @@ from ..ir.walk import public_functions, walk
 from ..ukernel.space import UKernelSet
 
 DTYPES = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "i8": np.int8,
-          "i16": np.int16, "f16": np.float16}
+          "i16": np.int16, "f16": np.float16, "bf16": ml_dtypes.bfloat16}
 # linalg ops without an indexing_maps attribute whose operands all share one identity map
 _ELEMENTWISE = {"linalg.add", "linalg.sub", "linalg.mul", "linalg.div", "linalg.max", "linalg.min",
                 "linalg.exp", "linalg.log", "linalg.abs", "linalg.negf", "linalg.copy", "linalg.sqrt",

@@ -18,6 +18,11 @@ ISA_VECTOR_REGISTERS = {"avx512": 32, "avx2": 16, "sse": 16}
 ISA_TRANSPOSE_LOWERING = {"avx512": "shuffle16x16", "avx2": "shuffle1d", "sse": "shuffle1d"}
 GP_REGISTERS = 16              # x86-64
 
+# The bf16 matrix engine a core has, from its /proc/cpuinfo flags, best first: AMX tiles (`tdpbf16ps`,
+# 16x16x32 multiply-adds an instruction), AVX512-BF16 (`vdpbf16ps`, pairs of bf16 into fp32 lanes), or
+# none (bf16 operands are widened to fp32 and run on the FMA units).
+BF16_ENGINES = {"amx": {"amx_bf16", "amx_tile"}, "avx512_bf16": {"avx512_bf16"}, "none": set()}
+
 
 @dataclasses.dataclass(frozen=True)
 class Core:
@@ -71,6 +76,7 @@ class CpuTarget:
     load_ports: int = 2       # loads per cycle per core (vectors or broadcast elements)
     fma_latency: int = 4      # cycles
     gp_registers: int = GP_REGISTERS
+    bf16_engine: str = "none"   # BF16_ENGINES: "amx" | "avx512_bf16" | "none"
 
     kind = "cpu"
 
@@ -85,6 +91,8 @@ class CpuTarget:
                 raise ValueError(f"target field {field} must be an integer, got {value!r}")
             if not lo <= value <= hi:
                 raise ValueError(f"target field {field} = {value} is outside the physical range [{lo}, {hi}]")
+        if self.bf16_engine not in BF16_ENGINES:
+            raise ValueError(f"unknown bf16_engine {self.bf16_engine!r}; expected one of {sorted(BF16_ENGINES)}")
         if self.vector_bits != ISA_VECTOR_BITS[self.isa]:
             raise ValueError(f"target field vector_bits = {self.vector_bits} does not match isa {self.isa!r} "
                              f"({ISA_VECTOR_BITS[self.isa]}-bit vectors)")
@@ -101,24 +109,24 @@ class CpuTarget:
         return (f"{self.name}: {self.isa}, {self.vector_bits}-bit x {self.vector_registers} vector registers, "
                 f"L1d {kib(self.l1d_bytes)}, L2 {kib(self.l2_bytes)}, L3 {kib(self.l3_bytes)}, "
                 f"{self.cores} cores, {self.fma_ports} FMA + {self.load_ports} load ports "
-                f"(FMA latency {self.fma_latency})")
+                f"(FMA latency {self.fma_latency}), bf16 matrix engine: {self.bf16_engine}")
 
 
-def _preset(name, isa, l1, l2, l3, cores, vendor="intel"):
+def _preset(name, isa, l1, l2, l3, cores, vendor="intel", bf16_engine="none"):
     core = MICROARCHITECTURES[(vendor, isa)]
     return CpuTarget(name, isa, ISA_VECTOR_BITS[isa], ISA_VECTOR_REGISTERS[isa], l1, l2, l3, cores,
-                     core.fma_ports, core.load_ports, core.fma_latency)
+                     core.fma_ports, core.load_ports, core.fma_latency, bf16_engine=bf16_engine)
 
 
 PRESETS = {
     "x86-avx512": _preset("x86-avx512", "avx512", 32 << 10, 1 << 20, 32 << 20, 2),
     "x86-avx2": _preset("x86-avx2", "avx2", 32 << 10, 512 << 10, 16 << 20, 2),
     # Intel Xeon 4th/5th gen (Sapphire / Emerald Rapids): 48 KiB L1d, 2 MiB L2 per core
-    "intel-spr": _preset("intel-spr", "avx512", 48 << 10, 2 << 20, 105 << 20, 2, "intel"),
+    "intel-spr": _preset("intel-spr", "avx512", 48 << 10, 2 << 20, 105 << 20, 2, "intel", "amx"),
     # AMD EPYC 9004 (Zen 4, Genoa): 32 KiB L1d, 1 MiB L2 per core, 32 MiB L3 per CCD
-    "amd-zen4": _preset("amd-zen4", "avx512", 32 << 10, 1 << 20, 32 << 20, 2, "amd"),
+    "amd-zen4": _preset("amd-zen4", "avx512", 32 << 10, 1 << 20, 32 << 20, 2, "amd", "avx512_bf16"),
     # AMD EPYC 9005 (Zen 5, Turin): 48 KiB L1d, 1 MiB L2 per core, 32 MiB L3 per CCD
-    "amd-zen5": _preset("amd-zen5", "avx512", 48 << 10, 1 << 20, 32 << 20, 2, "amd-zen5"),
+    "amd-zen5": _preset("amd-zen5", "avx512", 48 << 10, 1 << 20, 32 << 20, 2, "amd-zen5", "avx512_bf16"),
 }
 
 
@@ -140,6 +148,11 @@ def _core_family(cpuinfo: str) -> str:
             except ValueError:
                 break
     return "amd"
+
+
+def bf16_engine_from_flags(flags: set[str]) -> str:
+    """The best BF16_ENGINES entry whose flags are all present."""
+    return next(name for name, needs in BF16_ENGINES.items() if needs <= flags)
 
 
 def _isa_from_flags(flags: set[str]) -> str:
@@ -169,7 +182,7 @@ def missing_host_features(target: CpuTarget, cpuinfo_path="/proc/cpuinfo") -> li
         flags = _cpu_flags(Path(cpuinfo_path).read_text())
     except OSError:
         return []
-    return sorted(ISA_HOST_FLAGS[target.isa] - flags) if flags else []
+    return sorted((ISA_HOST_FLAGS[target.isa] | BF16_ENGINES[target.bf16_engine]) - flags) if flags else []
 
 
 def _parse_size(text: str) -> int:
@@ -217,6 +230,7 @@ def detect_host(cpuinfo_path="/proc/cpuinfo", cache_dir="/sys/devices/system/cpu
         fma_ports=core.fma_ports,
         load_ports=core.load_ports,
         fma_latency=core.fma_latency,
+        bf16_engine=bf16_engine_from_flags(flags) if isa == "avx512" else "none",
     )
 
 

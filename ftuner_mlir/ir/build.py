@@ -72,10 +72,12 @@ def expand_shape(value: ir.Value, groups, sizes: list) -> ir.Value:
 
 
 def family_matmul(a: ir.Value, b: ir.Value, acc: ir.Value, family_name: str) -> ir.Value:
-    """A `linalg.matmul` with the indexing maps of matmul family `family_name` (matmul_transpose_b:
-    B read as N x K)."""
-    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in family(family_name).affine_maps()]
-    return linalg.matmul(a, b, outs=[acc], indexing_maps=maps)
+    """A `linalg.matmul` (`linalg.batch_matmul` for a batched family) with the indexing maps of matmul
+    family `family_name` (*_transpose_b: B read as N x K)."""
+    fam = family(family_name)
+    maps = [ir.AffineMapAttr(ir.Attribute.parse(f"affine_map<{m}>")).value for m in fam.affine_maps()]
+    build = linalg.batch_matmul if fam.batched else linalg.matmul
+    return build(a, b, outs=[acc], indexing_maps=maps)
 
 
 def element_type(dtype: str) -> ir.Type:
@@ -163,3 +165,18 @@ def private_function(name: str, inputs, results, attributes: dict, body):
     with ir.InsertionPoint(fn.add_entry_block()):
         func.ReturnOp(list(body(*fn.arguments)))
     return fn
+
+
+def widen(value: ir.Value, element: ir.Type) -> ir.Value:
+    """A tensor of floats as a new tensor of the wider float type `element` (a parallel `arith.extf`)."""
+    t = ir.RankedTensorType(value.type)
+    sizes = [s if s != DYNAMIC else tensor.DimOp(value, index(d)).result for d, s in enumerate(t.shape)]
+    empty = tensor.EmptyOp(sizes, element).result
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
+    op = linalg.GenericOp([ir.RankedTensorType.get(t.shape, element)], [value], [empty],
+                          ir.ArrayAttr.get([identity, identity]),
+                          ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * t.rank))
+    block = op.regions[0].blocks.append(t.element_type, element)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([arith.ExtFOp(element, block.arguments[0]).result])
+    return op.result

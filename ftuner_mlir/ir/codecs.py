@@ -5,6 +5,7 @@ import dataclasses
 
 from mlir import ir
 
+from ..ukernel.amx_space import AmxSet
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 from ..ukernel.space import UKernelSet
 
@@ -21,6 +22,7 @@ ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
 SET_ATTR = "ftuner.ukernel_set"       # on a dispatch function: the set it was emitted for (lowering/head_views.py)
 ZERO_INIT_ATTR = "ftuner.zero_init"   # on a dispatch function that overwrites C
+AMX_ATTR = "ftuner.amx_ukernels"     # on a bf16 matmul, and on its AMX dispatch function: the AMX set
 _INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains")
 _GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 
@@ -35,25 +37,41 @@ def ukernel_set_to_attr(uks: UKernelSet) -> ir.Attribute:
 
 def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
     """Raises ValueError naming what is missing or wrong; a field with a default may be left out."""
+    return _set_from_attr(attr, UKernelSet, ATTR)
+
+
+def amx_set_to_attr(aset: AmxSet) -> ir.Attribute:
+    i64 = ir.IntegerType.get_signless(64)
+    entries = {f.name: ir.IntegerAttr.get(i64, getattr(aset, f.name)) if isinstance(getattr(aset, f.name), int)
+               else ir.StringAttr.get(getattr(aset, f.name)) for f in dataclasses.fields(AmxSet)}
+    return ir.DictAttr.get(entries)
+
+
+def amx_set_from_attr(attr: ir.Attribute) -> AmxSet:
+    """Raises ValueError naming what is missing or wrong."""
+    return _set_from_attr(attr, AmxSet, AMX_ATTR)
+
+
+def _set_from_attr(attr: ir.Attribute, kind, name: str):
     if not isinstance(attr, ir.DictAttr):
-        raise ValueError(f"{ATTR} must be a dictionary attribute")
+        raise ValueError(f"{name} must be a dictionary attribute")
     d = ir.DictAttr(attr)
     values = {}
-    for f in dataclasses.fields(UKernelSet):
+    for f in dataclasses.fields(kind):
         if f.name not in d:
             if f.default is not dataclasses.MISSING:
                 continue
-            raise ValueError(f"{ATTR} lacks field '{f.name}'")
+            raise ValueError(f"{name} lacks field '{f.name}'")
         raw = d[f.name]
-        if f.name in _INT_FIELDS:
+        if f.type in (int, "int"):
             if not isinstance(raw, ir.IntegerAttr):
-                raise ValueError(f"{ATTR} field '{f.name}' must be an integer")
+                raise ValueError(f"{name} field '{f.name}' must be an integer")
             values[f.name] = ir.IntegerAttr(raw).value
         else:
             if not isinstance(raw, ir.StringAttr):
-                raise ValueError(f"{ATTR} field '{f.name}' must be a string")
+                raise ValueError(f"{name} field '{f.name}' must be a string")
             values[f.name] = ir.StringAttr(raw).value
-    return UKernelSet(**values)
+    return kind(**values)
 
 
 def gpu_set_to_attr(uks: GpuUKernelSet) -> ir.Attribute:

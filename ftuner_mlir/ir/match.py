@@ -7,6 +7,10 @@ from ..families import CONV_FAMILIES, FAMILIES, Conv2dFamily
 
 _BY_MAPS = {(f.op, f.affine_maps()): f.name for f in FAMILIES.values()}
 ELEMENT_TYPES = {"f32", "f64"}
+# A matmul of bf16 operands accumulating into fp32 (the matrix engines' form): element type "bf16"
+MIXED_ELEMENT_TYPES = {("bf16", "bf16", "f32"): "bf16"}
+_BODIES = {"f32": ["arith.mulf", "arith.addf", "linalg.yield"], "f64": ["arith.mulf", "arith.addf", "linalg.yield"],
+           "bf16": ["arith.extf", "arith.extf", "arith.mulf", "arith.addf", "linalg.yield"]}
 
 
 def indexing_maps(op) -> list[str] | None:
@@ -37,9 +41,15 @@ def _element_type(types) -> str | None:
     return elements.pop() if len(elements) == 1 and elements <= ELEMENT_TYPES else None
 
 
+def _operands_element_type(types) -> str | None:
+    """The element type a family op computes in: one shared type, or a MIXED_ELEMENT_TYPES form."""
+    return _element_type(types) or MIXED_ELEMENT_TYPES.get(tuple(str(t.element_type) for t in types))
+
+
 def classify(op) -> tuple[str, str] | None:
     """(family name, element type) when `op` is a family op the passes can tile: on tensors (one result)
-    or, after bufferization, on memrefs (no result), with a plain multiply-add body."""
+    or, after bufferization, on memrefs (no result), with a plain multiply-add body (bf16 operands are
+    widened to fp32 in it first)."""
     if len(op.operands) != 3:
         return None
     types = [v.type for v in op.operands]
@@ -47,7 +57,7 @@ def classify(op) -> tuple[str, str] | None:
     on_memrefs = all(isinstance(t, ir.MemRefType) for t in types) and not op.results
     if not (on_tensors or on_memrefs):
         return None
-    element = _element_type(types)
+    element = _operands_element_type(types)
     if element is None:
         return None
     maps = indexing_maps(op)
@@ -55,7 +65,7 @@ def classify(op) -> tuple[str, str] | None:
     if family is None:
         return None
     body = op.regions[0].blocks[0].operations if op.regions and len(op.regions[0].blocks) else []
-    if [o.operation.name for o in body] not in (["arith.mulf", "arith.addf", "linalg.yield"], []):
+    if [o.operation.name for o in body] not in (_BODIES[element], []):
         return None
     return family, element
 

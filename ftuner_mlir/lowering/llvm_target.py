@@ -17,6 +17,8 @@ PRESET_CPU = {"intel-spr": "sapphirerapids", "amd-zen4": "znver4", "amd-zen5": "
 # A function's target-features replace the machine's: the JIT's machine is the host's, so the ISA
 # extensions a target lacks are switched off explicitly (their dependents go with them).
 DISABLED = {"avx512": [], "avx2": ["-avx512f"], "sse": ["-avx"]}
+# ...and the bf16 matrix engine a target names is switched on (an ISA level alone does not imply it).
+ENGINE_FEATURES = {"amx": ["+amx-tile", "+amx-bf16"], "avx512_bf16": ["+avx512bf16"], "none": []}
 
 
 @functools.cache
@@ -38,9 +40,9 @@ def annotate(module_op, target) -> None:
     host may have, `target_features` on each function definition (LLVM dialect)."""
     module_op.attributes["llvm.target_triple"] = ir.StringAttr.get(TRIPLE)
     cpu = ir.StringAttr.get(llvm_cpu(target))
-    off = DISABLED[target.isa]
-    quoted = ", ".join(f'"{feature}"' for feature in off)
-    features = ir.Attribute.parse(f"#llvm.target_features<[{quoted}]>") if off else None
+    changed = DISABLED[target.isa] + ENGINE_FEATURES[getattr(target, "bf16_engine", "none")]
+    quoted = ", ".join(f'"{feature}"' for feature in changed)
+    features = ir.Attribute.parse(f"#llvm.target_features<[{quoted}]>") if changed else None
     for op in module_op.regions[0].blocks[0].operations:
         if op.operation.name == "llvm.func" and op.regions[0].blocks:
             op.attributes["target_cpu"] = cpu

@@ -5,11 +5,12 @@ import dataclasses
 
 from mlir import ir
 
-from ..ir.build import family_matmul
-from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_to_attr, ukernel_set_to_attr
+from ..ir.build import family_matmul, widen
+from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_to_attr, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
 from ..ir.walk import defining_op, walk
 from ..tuning.db import chosen_tile
+from ..ukernel.amx_space import select_amx
 from ..ukernel.gpu_space import select_gpu
 from ..ukernel.space import RegisterTile, UKernelSet, select
 from .base import MAX_FORCED_COLUMNS, MAX_FORCED_ROWS, ModulePass, option
@@ -39,11 +40,18 @@ class SelectUKernels(ModulePass):
             return self.run_gpu(module_op, target)
         for op in list(walk(module_op)):
             read_transposed_operands(op)
+        for op, (family, dtype) in [(op, classify(op)) for op in walk(module_op) if classify(op)]:
+            if dtype != "bf16" or not op.results or AMX_ATTR in op.attributes:
+                continue
+            if amx_serves(target, family):
+                op.attributes[AMX_ATTR] = amx_set_to_attr(select_amx(target, family))
+            else:
+                widen_operands(op, family)              # no matrix engine for it (yet): the fp32 uKernels
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):
             kind = classify(op) or conv_gemm(op)        # a conv2d gets the set of the GEMM it becomes
-            if kind is None or not op.results or ATTR in op.attributes:   # select on tensors only
-                continue
+            if kind is None or kind[1] == "bf16" or not op.results or ATTR in op.attributes:
+                continue                                # select on tensors only
             if kind not in cache:
                 cache[kind] = select(target, *kind, tile=self.tile_for(target, kind[1]))
             op.attributes[ATTR] = ukernel_set_to_attr(cache[kind])
@@ -55,6 +63,22 @@ class SelectUKernels(ModulePass):
             if kind is None or not op.results or kind[1] != "f32" or GPU_ATTR in op.attributes:
                 continue
             op.attributes[GPU_ATTR] = gpu_set_to_attr(select_gpu(target, kind[0]))
+
+
+def amx_serves(target, family: str) -> bool:
+    """AMX uKernels exist for the 2-D matmul families, on targets with AMX."""
+    return target.bf16_engine == "amx" and family in ("matmul", "matmul_transpose_b")
+
+
+def widen_operands(op, family: str) -> None:
+    """The bf16 x bf16 -> fp32 matmul `op` as an fp32 one on its operands widened to fp32 (exact: every
+    bf16 is an fp32)."""
+    f32 = ir.F32Type.get()
+    with ir.InsertionPoint(op), op.location:
+        a, b = (widen(v, f32) for v in op.operands[:2])
+        product = family_matmul(a, b, op.operands[2], family)
+    op.results[0].replace_all_uses_with(product)
+    op.operation.erase()
 
 
 def read_transposed_operands(op) -> None:

@@ -10,10 +10,10 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import func, memref
 
-from ..codegen import conv2d, gpu_matmul, weight_panels
+from ..codegen import amx_matmul, conv2d, gpu_matmul, weight_panels
 from ..codegen.matmul import dispatch_name, emit_all
 from ..ir.build import cast
-from ..ir.codecs import ATTR, GPU_ATTR, gpu_set_from_attr, ukernel_set_from_attr
+from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_from_attr, gpu_set_from_attr, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify, classify_conv, conv_gemm
 from ..ir.symbols import add_functions, symbols
@@ -80,6 +80,8 @@ class Tile(ModulePass):
                     self._rewrite_gpu(module_op, present, gemm)
                 else:
                     self._rewrite(module_op, present, gemm)
+        for op in [o for o in walk(module_op) if AMX_ATTR in o.attributes]:
+            self._rewrite_amx(module_op, present, op)
 
     def _conv_to_gemm(self, op):
         """A conv2d becomes im2col + GEMMs with the conv's uKernel tiles (codegen/conv2d.py); the matmuls
@@ -109,6 +111,27 @@ class Tile(ModulePass):
         with ir.InsertionPoint(op), op.location:
             operands = [memref.CastOp(_dynamic_memref(v.type), v).result for v in op.operands]
             func.CallOp([], ir.FlatSymbolRefAttr.get(gpu_matmul.dispatch_name(uks)), operands)
+        op.operation.erase()
+
+    def _rewrite_amx(self, module_op, present: set[str], op) -> None:
+        """A bf16 matmul becomes a call to its AMX dispatch, a placeholder on tensors until bufferization
+        (codegen/amx_matmul.py; lowering/amx_bodies.py gives it its AMX body)."""
+        aset = _checked_set(op, AMX_ATTR, amx_set_from_attr, on_buffers=False)
+        a, b, init = op.operands
+        storage = _zero_fill_destination(init)
+        callee = amx_matmul.dispatch_name(aset, storage is not None)
+        add_functions(module_op, present, callee, lambda: {callee: lambda: amx_matmul.emit_placeholder(
+            aset, storage is not None)}, op.location)
+        self._call(op, callee, [a, b, init if storage is None else storage])
+
+    def _call(self, op, callee: str, operands) -> None:
+        """Replace `op` by a call of `callee` on `operands` with every dim dynamic (cast back)."""
+        with ir.InsertionPoint(op), op.location:
+            result_type = op.results[0].type
+            call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(callee),
+                               [cast(v, _dynamic(v.type)) for v in operands])
+            result = cast(call.results[0], result_type)
+        op.results[0].replace_all_uses_with(result)
         op.operation.erase()
 
     def _rewrite(self, module_op, present: set[str], op) -> None:

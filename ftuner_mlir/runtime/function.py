@@ -22,6 +22,17 @@ except ImportError:                     # pragma: no cover - copied into an expo
     from memref import data_addresses
 
 
+def element_dtype(name: str) -> np.dtype:
+    """The numpy dtype named `name` in a manifest; "bfloat16" is ml_dtypes' (numpy has none)."""
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise ImportError("this module takes bfloat16 arrays: pip install ml_dtypes") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
 def _physical_memory() -> int:
     try:
         return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
@@ -104,8 +115,8 @@ class Function:
         self.rules = rules
         self.tiled_ops = tiled_ops
         self._entry = entry
-        self._dtypes = [np.dtype(spec["dtype"]) for spec in rules["args"]]
-        self._result_dtypes = [np.dtype(spec["dtype"]) for spec in rules["results"]]
+        self._dtypes = [element_dtype(spec["dtype"]) for spec in rules["args"]]
+        self._result_dtypes = [element_dtype(spec["dtype"]) for spec in rules["results"]]
         self._plans: dict[tuple, Plan] = {}            # argument shapes -> checked plan (see _plan)
         self._per_thread = threading.local()            # descriptor buffer of each calling thread
 

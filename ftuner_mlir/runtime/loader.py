@@ -43,6 +43,27 @@ class DeviceArray:
         return True
 
 
+# Linux hands a process the AMX tile registers only when asked: the first tile instruction of a process
+# that did not ask dies of SIGILL. arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA), once per process.
+_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
+_amx_granted = False
+
+
+def request_amx_tile_state() -> None:
+    """Ask Linux for the AMX tile state (idempotent); a RuntimeError says why when it refuses."""
+    global _amx_granted
+    if _amx_granted:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA) != 0:
+        err = ctypes.get_errno()
+        raise RuntimeError(f"this module runs bf16 matmuls on AMX, but Linux refused the AMX tile state "
+                           f"(arch_prctl(ARCH_REQ_XCOMP_PERM): {os.strerror(err)}): the CPU or the kernel (5.16 "
+                           f"or newer) lacks AMX support; compile for a target without AMX "
+                           f"(bf16_engine 'avx512_bf16' or 'none') to run here")
+    _amx_granted = True
+
+
 def _dtype_name(x) -> str:
     return str(x.dtype).rsplit(".", 1)[-1]
 
@@ -129,6 +150,8 @@ class ExportedModule:
             check_driver()
         else:
             os.environ.setdefault("KMP_BLOCKTIME", "1")     # idle OpenMP workers spin 1 ms, not 200
+        if self.metadata.get("amx"):
+            request_amx_tile_state()
         libraries = libraries or {}
         # the code calls into these by symbol: load them first, into the global namespace
         self._needed = [ctypes.CDLL(str(libraries.get(name, directory / name)), mode=ctypes.RTLD_GLOBAL)

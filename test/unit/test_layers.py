@@ -33,9 +33,10 @@ LAYERS = [
     ("tools",),
 ]
 LEVEL = {unit: level for level, units in enumerate(LAYERS) for unit in units}
-# The runtime ships beside exported modules: the standard library, numpy and (optionally) torch only.
-# Bare names are the runtime's own modules as an exported folder imports them (no package there).
-RUNTIME_THIRD_PARTY = {"numpy", "torch", "ftuner_export", "shape_rules", "descriptors", "memref", "function", "profiler"}
+# The runtime ships beside exported modules: the standard library, numpy and (optionally) torch, and
+# ml_dtypes (bfloat16 arrays) for modules that take bf16, only. Bare names are the runtime's own modules
+# as an exported folder imports them (no package there).
+RUNTIME_THIRD_PARTY = {"numpy", "torch", "ml_dtypes", "ftuner_export", "shape_rules", "descriptors", "memref", "function", "profiler"}
 
 
 def _unit(path: Path) -> str:

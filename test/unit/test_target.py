@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -34,6 +35,25 @@ def test_detects_avx2_and_falls_back_for_missing_caches(tmp_path):
     t = detect_host(info, cache)
     assert (t.isa, t.vector_bits, t.vector_registers) == ("avx2", 256, 16)
     assert t.l2_bytes == PRESETS["x86-avx2"].l2_bytes
+
+
+@pytest.mark.parametrize("flags, engine", [
+    (["avx2", "fma", "avx512f", "avx512vl"], "none"),
+    (["avx2", "fma", "avx512f", "avx512vl", "avx512_bf16"], "avx512_bf16"),                 # Zen 4 / 5
+    (["avx2", "fma", "avx512f", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"], "amx"),  # Sapphire Rapids
+    (["avx2", "fma", "avx512f", "avx512vl", "amx_tile"], "none"),                  # tiles without bf16 multiply
+    (["avx2", "fma", "avx_vnni"], "none"),                                        # AVX2: no bf16 engine
+])
+def test_detects_the_bf16_engine(tmp_path, flags, engine):
+    info, cache = _fake_machine(tmp_path, flags, [])
+    assert detect_host(info, cache).bf16_engine == engine
+
+
+def test_bf16_engine_is_checked_and_described():
+    assert PRESETS["intel-spr"].bf16_engine == "amx" and PRESETS["amd-zen4"].bf16_engine == "avx512_bf16"
+    assert "bf16 matrix engine: amx" in PRESETS["intel-spr"].describe()
+    with pytest.raises(ValueError, match="unknown bf16_engine 'tpu'"):
+        dataclasses.replace(PRESETS["intel-spr"], bf16_engine="tpu")
 
 
 def test_host_is_deterministic():
@@ -88,18 +108,22 @@ def test_unknown_target_spec():
 # this task's Zen 3 VM (EPYC 7003, AVX2 only), abridged to the flags that matter
 ZEN3_FLAGS = ["fpu", "sse", "sse2", "ssse3", "fma", "sse4_1", "sse4_2", "movbe", "popcnt", "avx", "f16c",
               "bmi1", "avx2", "bmi2", "sse4a"]
-SPR_EXTRA = ["avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "amx_tile"]
+SPR_EXTRA = ["avx512f", "avx512dq", "avx512cd", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile", "amx_bf16"]
 
 
 def test_missing_host_features(tmp_path):
     zen3, _ = _fake_machine(tmp_path, ZEN3_FLAGS, [])
     assert missing_host_features(PRESETS["x86-avx512"], zen3) == \
         ["avx512bw", "avx512cd", "avx512dq", "avx512f", "avx512vl"]
-    assert missing_host_features(PRESETS["amd-zen4"], zen3)[0] == "avx512bw"
+    assert "avx512bw" in missing_host_features(PRESETS["amd-zen4"], zen3)
     assert missing_host_features(PRESETS["x86-avx2"], zen3) == []
     (tmp_path / "spr").mkdir()
     spr, _ = _fake_machine(tmp_path / "spr", ZEN3_FLAGS + SPR_EXTRA, [])
     assert missing_host_features(PRESETS["intel-spr"], spr) == []
+    (tmp_path / "icx").mkdir()                    # AVX-512 without AMX (Ice Lake): the AMX preset is refused
+    icx, _ = _fake_machine(tmp_path / "icx", ZEN3_FLAGS + SPR_EXTRA[:5], [])
+    assert missing_host_features(PRESETS["intel-spr"], icx) == ["amx_bf16", "amx_tile"]
+    assert missing_host_features(PRESETS["amd-zen4"], icx) == ["avx512_bf16"]
     old, _ = _fake_machine(tmp_path / "spr", ["sse", "sse2", "avx"], [])        # Sandy Bridge: no AVX2/FMA
     assert "avx2" in missing_host_features(PRESETS["x86-avx2"], old)
     assert missing_host_features(detect_host(), zen3) == []               # "host" code is this machine's

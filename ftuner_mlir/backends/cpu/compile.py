@@ -103,11 +103,15 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     from mlir.execution_engine import ExecutionEngine
 
     from ...lowering import profile
+    from ...lowering.amx_bodies import USES_AMX_ATTR
+    from ...runtime.loader import request_amx_tile_state
     from ..lower import lower_cpu
 
     context = ir.Context()
     module, signatures = lower_cpu(source, context, options)
     _configure_process()
+    if USES_AMX_ATTR in module.operation.attributes:
+        request_amx_tile_state()
     openmp = options.threads() > 1 or options.profile          # profile mode reads omp_get_wtime
     shared = [libs.c_runner_utils()] + ([libs.openmp_runtime()] if openmp else [])
     llvm_dialect = str(module)

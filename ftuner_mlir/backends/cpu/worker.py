@@ -46,6 +46,7 @@ def build(source: str, options, out: Path) -> dict:
     from mlir import ir
 
     from ...lowering import profile
+    from ...lowering.amx_bodies import USES_AMX_ATTR
     from ..lower import lower_cpu
     from . import constants
     from .toolchain import assemble, build_library
@@ -70,6 +71,7 @@ def build(source: str, options, out: Path) -> dict:
         "tiled_ops": {name: [[dataclasses.asdict(uks), list(loops)] for uks, loops in sig.tiled_ops]
                       for name, sig in signatures.items()},
         "profile": profile.sites(module.operation),
+        "amx": USES_AMX_ATTR in module.operation.attributes,
         "seconds": seconds, "units": units, "constant_bytes": sum(size for _, _, size, _ in moved),
     }
     for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), *out.glob("constants.*")]:

@@ -1,0 +1,326 @@
+"""Emit the AMX dispatch of a bf16 matmul (bf16 A and B, fp32 accumulation into an fp32 C).
+
+Two stages, because AMX tiles are loaded from and stored to buffers:
+- on tensors (passes/tile.py), `emit_placeholder`: a dispatch function whose body is the op itself (a
+  zero fill when C starts at zero, then the `linalg.matmul`), so the tensor passes and bufferization
+  see plain, correct semantics;
+- on buffers (lowering/amx_bodies.py, right after bufferization), `build_body`: that body replaced by
+  the AMX code, built from the set in the function's attribute.
+
+The AMX code runs an `scf.forall` over cache blocks (ukernel.cover.block_shape, as the vector
+dispatch does), each task with packs of its own. Per reduction block of kc: B's block is packed into
+VNNI panels of 16 columns (`emit_pack`: panel row r holds K rows 2r and 2r + 1 interleaved; rows past
+K and columns past N are zeros), A's last partial K step (K % 32 columns) is copied into a zero-padded
+32-wide tail, and one function per row-strip size (`emit_rows`) covers its rows: body strips of the
+set's column tiles, the binary rest of full panels, then the edge panel through a scratch tile. A row
+strip function holds tiles of one shape, so LLVM configures the tiles once per call (`ldtilecfg`).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith, func, linalg, memref, scf, vector
+
+from ..ir import amx
+from ..ir.build import cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, tensor_type
+from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_to_attr
+from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet
+from ..ukernel.cover import block_shape, strip_bounds
+from ..ukernel.space import powers_of_two_below
+from .matmul import AR
+
+_DYN = ir.ShapedType.get_dynamic_size()
+_DYN_STRIDE = ir.ShapedType.get_dynamic_stride_or_offset()
+_UGT, _EQ = arith.CmpIPredicate.ugt, arith.CmpIPredicate.eq
+
+
+def _z(zero: bool) -> str:
+    return "_z" if zero else ""
+
+
+def dispatch_name(aset: AmxSet, zero: bool = False) -> str:
+    return (f"ftuner_amx_dispatch_{aset.family}_{aset.mr}x{aset.nr}_mc{aset.mc}_nc{aset.nc}_kc{aset.kc}"
+            f"_p{aset.cores}{_z(zero)}")
+
+
+def rows_name(rows: int, aset: AmxSet, zero: bool = False) -> str:
+    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.kc}{_z(zero)}"
+
+
+def pack_name(aset: AmxSet) -> str:
+    return f"ftuner_amx_pack_b{'t' if aset.transpose_b else ''}_kc{aset.kc}"
+
+
+def _bf16() -> ir.Type:
+    return ir.BF16Type.get()
+
+
+def _f32() -> ir.Type:
+    return ir.F32Type.get()
+
+
+def operand_type(element: ir.Type) -> ir.MemRefType:
+    """A 2-D operand as the AMX code reads it: dynamic sizes, rows any stride apart, unit column stride."""
+    return ir.MemRefType.get([_DYN, _DYN], element, ir.StridedLayoutAttr.get(_DYN_STRIDE, [_DYN_STRIDE, 1]))
+
+
+def _rows_of_32() -> ir.MemRefType:
+    """Panels and the A tail: rows of 32 bf16 (one 64-byte tile row), contiguous."""
+    return ir.MemRefType.get([_DYN, K_STEP], _bf16())
+
+
+def _scratch_type(aset: AmxSet) -> ir.MemRefType:
+    """The edge panel's C tiles, one above the other (rows of 16 fp32)."""
+    return ir.MemRefType.get([aset.row_tiles * TILE_ROWS, N_TILE], _f32())
+
+
+def emit_placeholder(aset: AmxSet, zero_init: bool):
+    """(A, B, C) -> C + A.B on tensors (A.B with `zero_init`: C is only the result's storage), as a
+    linalg.matmul of the family: the body `build_body` replaces once the function is on buffers."""
+    a = b = tensor_type([None, None], _bf16())
+    c = tensor_type([None, None], _f32())
+
+    def body(a, b, c):
+        init = linalg.fill(float_constant(_f32()), outs=[c]) if zero_init else c
+        return [family_matmul(a, b, init, aset.family)]
+    attributes = {AMX_ATTR: amx_set_to_attr(aset)}
+    if zero_init:
+        attributes[ZERO_INIT_ATTR] = ir.UnitAttr.get()
+    return private_function(dispatch_name(aset, zero_init), [a, b, c], [c], attributes, body)
+
+
+def _mask(shape, sizes) -> ir.Value:
+    """A vector mask of `shape` whose leading `sizes` (index values, clamped to the shape) are set."""
+    return vector.CreateMaskOp(ir.VectorType.get(shape, ir.IntegerType.get_signless(1)), list(sizes)).result
+
+
+def _read(shape, element, source, indices, mask=None) -> ir.Value:
+    """A 1-D `shape` vector of `source` at `indices` along its last dim, zeros where `mask` is off (the
+    masked-off lanes are not read, so the vector may run past the buffer's end)."""
+    rank = ir.MemRefType(source.type).rank
+    permutation = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1))
+    return vector.TransferReadOp(ir.VectorType.get(shape, element), source, list(indices), permutation,
+                                 float_constant(element), ir.ArrayAttr.get([ir.BoolAttr.get(True)]), mask=mask).result
+
+
+def _read_bits(source, row0, col0, rows: int, cols: int, rows_left, cols_left, bits: int) -> ir.Value:
+    """A [rows x cols * 16 / bits] vector of `bits`-wide integers holding the bf16 block of `source` at
+    (row0, col0), zeros past `rows_left` rows and `cols_left` columns: one masked row read each, made
+    integers at once (bf16 lanes moved through control flow or one by one would go through fp32)."""
+    row_type = ir.VectorType.get([cols * 16 // bits], ir.IntegerType.get_signless(bits))
+    zero_i = index(0)
+    out = arith.ConstantOp(ir.VectorType.get([rows] + row_type.shape, row_type.element_type),
+                           ir.DenseElementsAttr.get_splat(ir.VectorType.get([rows] + row_type.shape, row_type.element_type),
+                                                          ir.IntegerAttr.get(row_type.element_type, 0))).result
+    for r in range(rows):
+        live = arith.SelectOp(cmp(_UGT, rows_left, index(r)), cols_left, zero_i).result
+        line = _read([cols], _bf16(), source, [_add(row0, index(r)), col0], _mask([cols], [live]))
+        out = vector.InsertOp(arith.BitcastOp(ir.VectorType.get([cols], ir.IntegerType.get_signless(16)), line).result
+                              if bits == 16 else vector.BitCastOp(row_type, line).result, out, [], [r]).result
+    return out
+
+
+def _write(value: ir.Value, dest: ir.Value, indices, mask=None) -> None:
+    rank = ir.MemRefType(dest.type).rank
+    shape = ir.VectorType(value.type).shape
+    permutation = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, len(shape)))
+    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(mask is None)] * len(shape))
+    vector.TransferWriteOp(None, value, dest, list(indices), permutation, in_bounds, mask=mask)
+
+
+def _add(*values) -> ir.Value:
+    out = values[0]
+    for v in values[1:]:
+        out = arith.AddIOp(out, v).result
+    return out
+
+
+def _mul(x, c: int) -> ir.Value:
+    return arith.MulIOp(x, index(c)).result
+
+
+def emit_pack(aset: AmxSet):
+    """B's block (rows k0..k0+kk, columns j0..j0+bn of B as K x N; of B^T as N x K) -> VNNI panels: panel
+    p, K step s at panel row p * kc/2 + 16 s holds 16 columns x 32 K as [16 K pairs][16 columns x 2].
+    Reads past the block are masked off and give zeros (the padding the edge tiles multiply by)."""
+    half = aset.kc // 2
+    bf16, i16, i32 = _bf16(), ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+
+    def body(b, panels, j0, bn, k0, kk):
+        zero, one = index(0), index(1)
+        count = arith.CeilDivUIOp(bn, index(N_TILE)).result
+        steps = arith.CeilDivUIOp(kk, index(K_STEP)).result
+
+        def panel(p, _):
+            col = _mul(p, N_TILE)
+            cols_left = arith.SubIOp(bn, col).result
+
+            def step(s, _):
+                k = _mul(s, K_STEP)
+                k_left = arith.SubIOp(kk, k).result
+                if aset.transpose_b:            # 16 columns x 32 K, K pairs adjacent: a 16x16 transpose of pairs
+                    pairs = _read_bits(b, _add(j0, col), _add(k0, k), N_TILE, K_STEP, cols_left, k_left, 32)
+                    moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE], i32), pairs, [1, 0]).result
+                    vnni = vector.BitCastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), moved).result
+                else:                           # 32 K x 16 columns: interleave each pair of K rows
+                    bits = _read_bits(b, _add(k0, k), _add(j0, col), K_STEP, N_TILE, k_left, cols_left, 16)
+                    split = vector.ShapeCastOp(ir.VectorType.get([N_TILE, 2, N_TILE], i16), bits).result
+                    moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE, 2], i16), split, [0, 2, 1]).result
+                    flat = vector.ShapeCastOp(ir.VectorType.get([N_TILE, K_STEP], i16), moved).result
+                    vnni = arith.BitcastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), flat).result
+                _write(vnni, panels, [_add(_mul(p, half), _mul(s, TILE_ROWS)), zero])
+                return []
+            for_loop(zero, steps, one, [], step)
+            return []
+        for_loop(zero, count, one, [], panel)
+        return []
+    index_type = ir.IndexType.get()
+    return private_function(pack_name(aset), [operand_type(bf16), _rows_of_32()] + [index_type] * 4, [],
+                            {"ftuner.amx_pack": ir.UnitAttr.get()}, body)
+
+
+def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
+    """C rows [lo, hi) (a multiple of `rows`), columns j0..j0+bn, += A.B over K k0..k0+kk (= A.B with
+    `zero`) from the packed panels: per strip of rows, body strips of the set's column tiles, one strip
+    of each smaller power of two of full panels, then the edge panel (bn % 16 columns) computed in the
+    scratch tiles. A's full K steps are read in place, its last partial step from the tail (row r - i0)."""
+    tile_rows = min(rows, TILE_ROWS)
+    row_tiles = max(1, rows // TILE_ROWS)
+    a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
+    c_tile = amx.tile_type(tile_rows, N_TILE, "f32")
+    half = aset.kc // 2
+    f32 = _f32()
+    sizes = (aset.col_tiles,) + powers_of_two_below(aset.col_tiles)
+
+    def body(a, tail, panels, c, scratch, i0, lo, hi, j0, bn, k0, kk):
+        zero_i, one = index(0), index(1)
+        full = arith.DivUIOp(kk, index(K_STEP)).result
+        has_tail = cmp(_UGT, kk, _mul(full, K_STEP))
+        panels_full = arith.DivUIOp(bn, index(N_TILE)).result
+        edge_cols = arith.SubIOp(bn, _mul(panels_full, N_TILE)).result
+
+        def strip(i, _):
+            row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
+            for count, p_lo, p_hi in strip_bounds(panels_full, sizes, ar=AR):
+                for_loop(p_lo, p_hi, index(count), [],
+                         lambda p, _, count=count: kernel(row_at, p, count, None) or [])
+            scf_if = scf.IfOp(cmp(_UGT, edge_cols, zero_i))
+            with ir.InsertionPoint(scf_if.then_block):
+                kernel(row_at, panels_full, 1, edge_cols)
+                scf.YieldOp([])
+            return []
+
+        def kernel(row_at, p, count, edge):
+            """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns)."""
+            col_at = [_add(j0, _mul(_add(p, index(q)) if q else p, N_TILE)) for q in range(count)]
+            accs = []
+            for t, r in enumerate(row_at):
+                for q, col in enumerate(col_at):
+                    if zero:
+                        accs.append(amx.tile_zero(c_tile))
+                    elif edge is None:
+                        accs.append(amx.tile_load(c_tile, c, [r, col]))
+                    else:
+                        for row in range(tile_rows):
+                            line = _read([N_TILE], f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+                            _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
+                        accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
+            panel_row = [_mul(_add(p, index(q)) if q else p, half) for q in range(count)]
+
+            def multiply(accs, a_tiles, s):
+                b_tiles = [amx.tile_load(b_tile, panels, [_add(base, _mul(s, TILE_ROWS)), zero_i]) for base in panel_row]
+                return [amx.tile_mulf(a_tiles[n // count], b_tiles[n % count], acc) for n, acc in enumerate(accs)]
+
+            def k_step(s, carried):
+                k = _add(k0, _mul(s, K_STEP))
+                return multiply(carried, [amx.tile_load(a_tile, a, [r, k]) for r in row_at], s)
+            accs = for_loop(zero_i, full, one, accs, k_step)
+            accs = if_else(has_tail, [x.type for x in accs],
+                           lambda: multiply(accs, [amx.tile_load(a_tile, tail, [arith.SubIOp(r, i0).result, zero_i])
+                                                   for r in row_at], full),
+                           lambda: accs)
+            for n, acc in enumerate(accs):
+                r, col = row_at[n // count], col_at[n % count]
+                if edge is None:
+                    amx.tile_store(c, [r, col], acc)
+                    continue
+                t = n // count
+                amx.tile_store(scratch, [index(TILE_ROWS * t), zero_i], acc)
+                for row in range(tile_rows):
+                    line = _read([N_TILE], f32, scratch, [index(TILE_ROWS * t + row), zero_i])
+                    _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+        for_loop(lo, hi, index(rows), [], strip)
+        return []
+    index_type = ir.IndexType.get()
+    inputs = [operand_type(_bf16()), _rows_of_32(), _rows_of_32(), operand_type(f32), _scratch_type(aset)]
+    fn = private_function(rows_name(rows, aset, zero), inputs + [index_type] * 7, [],
+                          {"ftuner.amx_rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
+    fn.attributes["no_inline"] = ir.UnitAttr.get()       # one tile configuration per call: never merged
+    return fn
+
+
+def emit_helpers(aset: AmxSet, zero_init: bool) -> dict:
+    """symbol name -> builder of each function the buffer-level dispatch calls."""
+    funcs = {pack_name(aset): lambda: emit_pack(aset)}
+    for zero in ((False, True) if zero_init else (False,)):
+        for rows in aset.row_sizes:
+            funcs[rows_name(rows, aset, zero)] = lambda r=rows, z=zero: emit_rows(r, aset, z)
+    return funcs
+
+
+def _call(name: str, operands) -> None:
+    call = func.CallOp([], ir.FlatSymbolRefAttr.get(name), list(operands))
+    call.attributes["no_inline"] = ir.UnitAttr.get()
+
+
+def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
+    """Replace the body of bufferized placeholder `fn` (A, B, C memrefs; no results) with the AMX code."""
+    block = fn.regions[0].blocks[0]
+    for op in reversed(list(block.operations)):       # users before what they use
+        op.erase()
+    a_arg, b_arg, c_arg = block.arguments
+    with ir.InsertionPoint(block), fn.location:
+        a, b = (memref.CastOp(operand_type(_bf16()), v).result for v in (a_arg, b_arg))
+        c = memref.CastOp(operand_type(_f32()), c_arg).result
+        zero, one = index(0), index(1)
+        m, n = memref.DimOp(c, zero).result, memref.DimOp(c, one).result
+        k = memref.DimOp(a, one).result
+        mc, nc = block_shape(aset, one, m, n, AR)
+        loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [])
+        with ir.InsertionPoint(loop.body):
+            i0, j0 = loop.induction_variables
+            bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
+            bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
+            aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
+            panel_rows = _mul(arith.CeilDivUIOp(bn, index(N_TILE)).result, aset.kc // 2)
+            panels = memref.AllocOp(_rows_of_32(), [panel_rows], [], alignment=aligned).result
+            tail = memref.AllocOp(_rows_of_32(), [bm], [], alignment=aligned).result
+            scratch = memref.AllocOp(_scratch_type(aset), [], [], alignment=aligned).result
+            row_ranges = strip_bounds(bm, aset.row_sizes, ar=AR)
+
+            def k_block(k0, overwrite: bool):
+                kk = arith.MinUIOp(arith.SubIOp(k, k0).result, index(aset.kc)).result
+                _call(pack_name(aset), [b, panels, j0, bn, k0, kk])
+                full_k = _add(k0, _mul(arith.DivUIOp(kk, index(K_STEP)).result, K_STEP))
+                rest = arith.SubIOp(_add(k0, kk), full_k).result
+                scf_if = scf.IfOp(cmp(_UGT, rest, zero))
+                with ir.InsertionPoint(scf_if.then_block):      # A's last partial K step, zero-padded
+                    for_loop(zero, bm, one, [], lambda r, _: _write(
+                        _read([K_STEP], _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
+                    scf.YieldOp([])
+                for rows, lo, hi in row_ranges:
+                    _call(rows_name(rows, aset, overwrite), [a, tail, panels, c, scratch, i0, _add(i0, lo), _add(i0, hi),
+                                                              j0, bn, k0, kk])
+                return []
+            start = zero
+            if zero_init:      # the first reduction block overwrites C; with K = 0, C is zeros
+                empty_k = cmp(_EQ, k, zero)
+                start = index(aset.kc)
+
+                def zeros():
+                    block_c = memref.subview(c, [i0, j0], [bm, bn], [1, 1], result_type=operand_type(_f32()))
+                    linalg.fill(float_constant(_f32()), outs=[block_c])
+                    return []
+                if_else(empty_k, [], zeros, lambda: k_block(zero, overwrite=True))
+            for_loop(start, k, index(aset.kc), [], lambda k0, _: k_block(k0, overwrite=False))
+        loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/cpu.py)
+        func.ReturnOp([])

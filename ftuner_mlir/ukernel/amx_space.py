@@ -1,0 +1,130 @@
+"""The bf16 matmul uKernel space on AMX (plain Python, no MLIR).
+
+AMX has 8 tile registers of up to 16 rows x 64 bytes, and one multiply, `tdpbf16ps`, which adds a
+[rows x 32] bf16 A tile times a [16 x 32] VNNI B tile (pairs of K interleaved: 16 columns x 2) into a
+[rows x 16] fp32 C tile. Tile shapes are static (the tile configuration), so a dynamic extent is
+covered by composition, as the vector uKernels are (ukernel/space.py):
+
+- rows: strips of `mr` (a block of C tiles, each 16 rows), then one strip of each power of two below
+  16 (the binary digits of the rest): tiles of 8, 4, 2, 1 rows, never a padded row;
+- columns: C tiles of 16 columns, the last one stored through a scratch tile when fewer remain;
+- the reduction: steps of 32, the last step's missing K (up to 31) read as zeros from the packs.
+
+The column and K edges are padded in the packs, not composed of narrower tiles, because a narrower
+tile costs the same: `tdpbf16ps` takes a fixed time per C row whatever its columns and K (measured on
+a Sapphire Rapids core, 4 independent accumulators: 4.66 ns for 16x16x32, 4.69 for 16x8x32, 4.77 for
+16x16x16 and 16x16x2; 2.92 ns for 8 rows, 2.75 ns for 4 and 1 row). ROW_TIME below is that table.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from ..families import OfFamily, family as family_named
+from ..hardware.cpu import CpuTarget
+
+TILE_REGISTERS = 8
+TILE_ROWS = 16                 # rows of a tile (of A and C; B's rows are K pairs)
+TILE_BYTES = 64                # bytes per tile row
+K_STEP = TILE_BYTES // 2       # bf16 of K one multiply consumes
+N_TILE = TILE_BYTES // 4       # fp32 columns of a C tile
+ROW_TILES = (16, 8, 4, 2, 1)   # rows of the remainder tiles (binary digits of a rest below 16)
+# Measured time of one tdpbf16ps by C rows, relative to a full 16-row tile (see the module docstring):
+# below 8 rows the instruction does not get cheaper.
+ROW_TIME = {16: 1.0, 8: 0.63, 4: 0.59, 2: 0.59, 1: 0.59}
+
+
+@dataclasses.dataclass(frozen=True)
+class Blocking:
+    """C as `a x b` tiles per step, fed by `a` A tiles and `b` B tiles."""
+    a: int
+    b: int
+
+    @property
+    def tiles(self) -> int:
+        return self.a * self.b + self.a + self.b
+
+    @property
+    def loads_per_multiply(self) -> float:
+        """Tile loads (A and B, from L1) per tdpbf16ps: what competes with the multiplies."""
+        return (self.a + self.b) / (self.a * self.b)
+
+
+def blockings() -> list[tuple[Blocking, str | None]]:
+    """Each register blocking up to 4 x 4 tiles, with the reason it is rejected (None: feasible)."""
+    out = []
+    for a in range(1, 5):
+        for b in range(1, 5):
+            block = Blocking(a, b)
+            why = None if block.tiles <= TILE_REGISTERS else \
+                f"needs {block.tiles} tile registers (C {a * b}, A {a}, B {b}), AMX has {TILE_REGISTERS}"
+            out.append((block, why))
+    return out
+
+
+def best_blocking() -> Blocking:
+    """Fewest loads per multiply; ties: more C tiles (more independent accumulators)."""
+    feasible = [b for b, why in blockings() if why is None]
+    return min(feasible, key=lambda b: (b.loads_per_multiply, -b.a * b.b, b.a))
+
+
+def _multiple_at_most(x: float, step: int) -> int:
+    return max(step, int(x) // step * step)
+
+
+@dataclasses.dataclass(frozen=True)
+class AmxSet(OfFamily):
+    """The AMX uKernels of one matmul family: body strips of `mr` rows x `nr` columns (the blocking's
+    C tiles), cache blocks of up to `mc` x `nc`, reduction blocks of `kc` (a multiple of 32)."""
+
+    family: str
+    mr: int
+    nr: int
+    kc: int
+    mc: int
+    nc: int
+    cores: int
+    dtype: str = "bf16"
+
+    def __post_init__(self):
+        family_named(self.family)
+        for name in ("mr", "nr", "kc", "mc", "nc", "cores"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
+                raise ValueError(f"AMX set field {name} must be a positive integer")
+        if self.mr % TILE_ROWS or self.nr % N_TILE or self.kc % K_STEP:
+            raise ValueError(f"AMX body {self.mr}x{self.nr}, kc {self.kc}: rows a multiple of {TILE_ROWS}, "
+                             f"columns of {N_TILE}, kc of {K_STEP}")
+        if self.mc % self.mr or self.nc % self.nr:
+            raise ValueError(f"cache block {self.mc}x{self.nc} must be a multiple of the body {self.mr}x{self.nr}")
+        if (self.mr // TILE_ROWS) * (self.nr // N_TILE) + self.mr // TILE_ROWS + self.nr // N_TILE > TILE_REGISTERS:
+            raise ValueError(f"AMX body {self.mr}x{self.nr} needs more than {TILE_REGISTERS} tile registers")
+
+    @property
+    def row_tiles(self) -> int:
+        return self.mr // TILE_ROWS
+
+    @property
+    def col_tiles(self) -> int:
+        return self.nr // N_TILE
+
+    @property
+    def row_sizes(self) -> tuple[int, ...]:
+        """Row strips: the body, then the remainder tiles' rows."""
+        return (self.mr,) + tuple(r for r in ROW_TILES if r < self.mr)
+
+    def describe(self) -> str:
+        return (f"{self.family} bf16 on AMX: body {self.mr}x{self.nr} ({self.row_tiles}x{self.col_tiles} C tiles), "
+                f"row remainders {list(self.row_sizes[1:])}, column and K edges zero-padded in the packs, "
+                f"blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
+
+
+def select_amx(target: CpuTarget, family: str) -> AmxSet:
+    """The blocking with the fewest loads per multiply, then cache blocks: the body's A strip (mr x kc
+    bf16, read once per column strip) in half of L1; the packed B block (kc x nc) in half of L2."""
+    if target.bf16_engine != "amx":
+        raise ValueError(f"target {target.name} has no AMX (bf16 engine: {target.bf16_engine})")
+    block = best_blocking()
+    mr, nr = block.a * TILE_ROWS, block.b * N_TILE
+    kc = _multiple_at_most(min(target.l1d_bytes / 2 / (mr * 2), 512), K_STEP)
+    nc = _multiple_at_most(target.l2_bytes / 2 / (kc * 2), nr)
+    mc = _multiple_at_most(target.l2_bytes / 4 / (kc * 2), mr)
+    return AmxSet(family, mr, nr, kc, mc, nc, target.cores)

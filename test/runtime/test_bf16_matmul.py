@@ -1,0 +1,109 @@
+"""bf16 matmuls (bf16 operands, fp32 accumulation and result) against float64 numpy of the same bf16
+inputs, on every kind of shape: 1, odd, prime, the AMX tile edges (16 rows, 16 columns, 32 of K) and
+their neighbours, and shapes drawn at random now. On a host with AMX (`amx_bf16` in /proc/cpuinfo) the
+host target runs the AMX uKernels; elsewhere the same tests run the fp32 fallback (bf16 widened), and
+the AMX tests that must execute say they skip."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ftuner_mlir
+from ftuner_mlir import compiler, models
+from ftuner_mlir.hardware.cpu import PRESETS, detect_host
+
+from .helpers import assert_matches, poisoned
+
+HAS_AMX = detect_host().bf16_engine == "amx"
+needs_amx = pytest.mark.skipif(not HAS_AMX, reason="this CPU has no AMX (amx_bf16): the AMX uKernels cannot run here")
+
+SHAPES = [  # (M, N, K)
+    (1, 1, 1), (1, 17, 5), (3, 1, 2), (7, 11, 13), (16, 16, 32), (17, 15, 31), (15, 17, 33), (31, 33, 64),
+    (32, 32, 32), (33, 31, 65), (97, 101, 103), (128, 256, 64), (257, 129, 131), (31, 1000, 7), (64, 2304, 768),
+    (509, 67, 523), (1031, 33, 300),
+]
+
+
+def bf16(rng, shape):
+    return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
+
+
+@pytest.fixture(scope="module")
+def exes():
+    return {"matmul": ftuner_mlir.compile(models.matmul("bf16")),
+            "dense": ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16")),
+            "dense_fixed": ftuner_mlir.compile(models.dense(dtype="bf16"))}
+
+
+def _check(exe, a, b, b_as_nk: bool):
+    m, n = a.shape[0], (b.shape[0] if b_as_nk else b.shape[1])
+    out = poisoned((m, n))
+    assert exe(a, b, out=out) is out
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    wide_b = wide_b.T if b_as_nk else wide_b
+    assert_matches(out, wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b), rtol=1e-5)
+
+
+def test_matmul_every_shape_one_compilation(exes, rng):
+    before = compiler.compilations
+    for m, n, k in SHAPES:
+        _check(exes["matmul"], bf16(rng, (m, k)), bf16(rng, (k, n)), b_as_nk=False)
+    assert compiler.compilations == before, "a shape triggered a new compilation"
+
+
+def test_dense_every_shape(exes, rng):
+    for m, n, k in SHAPES:
+        _check(exes["dense"], bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
+
+
+@pytest.mark.parametrize("t", [1, 2, 5, 43, 128])
+def test_dense_paper_shapes(exes, rng, t):
+    """The paper's Dense (X [16T x 768] . W [2304 x 768]^T) with the weight's shape fixed."""
+    _check(exes["dense_fixed"], bf16(rng, (16 * t, 768)), bf16(rng, (2304, 768)), b_as_nk=True)
+
+
+def test_fresh_shapes_never_seen(exes, rng):
+    for _ in range(6):
+        m, n, k = (int(x) for x in rng.integers(1, 400, size=3))
+        _check(exes["dense"], bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
+        _check(exes["matmul"], bf16(rng, (m, k)), bf16(rng, (k, n)), b_as_nk=False)
+
+
+def test_specials_propagate(exes, rng):
+    """An infinity or NaN in A reaches exactly the rows it is in (the packs' zero padding adds nothing)."""
+    a, b = bf16(rng, (37, 45)), bf16(rng, (29, 45))
+    a[3, 44] = np.inf
+    a[20, 0] = np.nan
+    out = exes["dense"](a, b)
+    assert np.isnan(out[20]).all() and np.isinf(out[3]).sum() + np.isnan(out[3]).sum() == 29
+    rows = [r for r in range(37) if r not in (3, 20)]
+    assert np.isfinite(out[rows]).all()
+
+
+def test_wrong_dtype_is_refused_before_native_code(exes, rng):
+    with pytest.raises(ValueError, match="argument #0 must have dtype bfloat16, got float32"):
+        exes["dense"](rng.standard_normal((4, 8)).astype(np.float32), bf16(rng, (3, 8)))
+
+
+def test_zero_k_gives_zeros(exes, rng):
+    out = exes["dense"](bf16(rng, (5, 0)), bf16(rng, (7, 0)))
+    assert out.shape == (5, 7) and (out == 0).all()
+
+
+@needs_amx
+def test_host_runs_amx_ukernels():
+    from ftuner_mlir.backends.lower import lower_cpu  # noqa: F401  (the lowering the library was built from)
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), isolate=False, cache=False)
+    assert "llvm.x86.tdpbf16ps" in exe.llvm_dialect or "tdpbf16ps" in exe.llvm_dialect
+
+
+def test_without_amx_the_fp32_uKernels_serve(rng):
+    """A target without a bf16 engine widens the operands and runs the fp32 uKernels: same results."""
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), PRESETS["x86-avx512"]) \
+        if not _lacks(PRESETS["x86-avx512"]) else pytest.skip("this machine cannot run AVX-512 code")
+    for m, n, k in [(1, 1, 1), (17, 15, 31), (97, 101, 103)]:
+        _check(exe, bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
+
+
+def _lacks(target) -> bool:
+    from ftuner_mlir.hardware.cpu import missing_host_features
+    return bool(missing_host_features(target))

@@ -7,13 +7,14 @@ Two stages, because AMX tiles are loaded from and stored to buffers:
 - on buffers (lowering/amx_bodies.py, right after bufferization), `build_body`: that body replaced by
   the AMX code, built from the set in the function's attribute.
 
-The AMX code runs an `scf.forall` over cache blocks (ukernel.cover.block_shape, as the vector
-dispatch does), each task with packs of its own. Per reduction block of kc: B's block is packed into
-VNNI panels of 16 columns (`emit_pack`: panel row r holds K rows 2r and 2r + 1 interleaved; rows past
-K and columns past N are zeros), A's last partial K step (K % 32 columns) is copied into a zero-padded
-32-wide tail, and one function per row-strip size (`emit_rows`) covers its rows: body strips of the
-set's column tiles, the binary rest of full panels, then the edge panel through a scratch tile. A row
-strip function holds tiles of one shape, so LLVM configures the tiles once per call (`ldtilecfg`).
+The AMX code runs an `scf.forall` over blocks (ukernel.amx_space.block_shape: column blocks whose B,
+packed for the whole K, stays in L2), each task with packs of its own: B's block packed into VNNI
+panels of 16 columns (`emit_pack`: panel row r holds K rows 2r and 2r + 1 interleaved; rows past K and
+columns past N are zeros), A's last partial K step (K % 32 columns) copied into a zero-padded 32-wide
+tail, then one function per row-strip size (`emit_rows`) covers its rows: body strips of the set's
+column tiles, the binary rest of full panels, then the edge panel through a scratch tile, each C tile
+holding the whole reduction (C is written once). A row strip function holds tiles of one shape, so
+LLVM configures the tiles once per call (`ldtilecfg`).
 """
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ from mlir.dialects import arith, func, linalg, memref, scf, vector
 from ..ir import amx
 from ..ir.build import cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, tensor_type
 from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_to_attr
-from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet
-from ..ukernel.cover import block_shape, strip_bounds
+from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
+from ..ukernel.cover import strip_bounds
 from ..ukernel.space import powers_of_two_below
 from .matmul import AR
 
@@ -38,16 +39,16 @@ def _z(zero: bool) -> str:
 
 
 def dispatch_name(aset: AmxSet, zero: bool = False) -> str:
-    return (f"ftuner_amx_dispatch_{aset.family}_{aset.mr}x{aset.nr}_mc{aset.mc}_nc{aset.nc}_kc{aset.kc}"
+    return (f"ftuner_amx_dispatch_{aset.family}_{aset.mr}x{aset.nr}_b{aset.b_block_bytes >> 10}k"
             f"_p{aset.cores}{_z(zero)}")
 
 
 def rows_name(rows: int, aset: AmxSet, zero: bool = False) -> str:
-    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.kc}{_z(zero)}"
+    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{_z(zero)}"
 
 
 def pack_name(aset: AmxSet) -> str:
-    return f"ftuner_amx_pack_b{'t' if aset.transpose_b else ''}_kc{aset.kc}"
+    return f"ftuner_amx_pack_b{'t' if aset.transpose_b else ''}"
 
 
 def _bf16() -> ir.Type:
@@ -139,13 +140,13 @@ def _mul(x, c: int) -> ir.Value:
 
 
 def emit_pack(aset: AmxSet):
-    """B's block (rows k0..k0+kk, columns j0..j0+bn of B as K x N; of B^T as N x K) -> VNNI panels: panel
-    p, K step s at panel row p * kc/2 + 16 s holds 16 columns x 32 K as [16 K pairs][16 columns x 2].
-    Reads past the block are masked off and give zeros (the padding the edge tiles multiply by)."""
-    half = aset.kc // 2
+    """B's columns j0..j0+bn, all K rows (of B as K x N; of B^T as N x K) -> VNNI panels: panel p, K step
+    s at panel row p * half + 16 s holds 16 columns x 32 K as [16 K pairs][16 columns x 2] (half: K
+    rounded up to 32, over 2). Reads past B are masked off and give zeros (the padding the edge tiles
+    multiply by)."""
     bf16, i16, i32 = _bf16(), ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
 
-    def body(b, panels, j0, bn, k0, kk):
+    def body(b, panels, j0, bn, kk, half):
         zero, one = index(0), index(1)
         count = arith.CeilDivUIOp(bn, index(N_TILE)).result
         steps = arith.CeilDivUIOp(kk, index(K_STEP)).result
@@ -158,16 +159,16 @@ def emit_pack(aset: AmxSet):
                 k = _mul(s, K_STEP)
                 k_left = arith.SubIOp(kk, k).result
                 if aset.transpose_b:            # 16 columns x 32 K, K pairs adjacent: a 16x16 transpose of pairs
-                    pairs = _read_bits(b, _add(j0, col), _add(k0, k), N_TILE, K_STEP, cols_left, k_left, 32)
+                    pairs = _read_bits(b, _add(j0, col), k, N_TILE, K_STEP, cols_left, k_left, 32)
                     moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE], i32), pairs, [1, 0]).result
                     vnni = vector.BitCastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), moved).result
                 else:                           # 32 K x 16 columns: interleave each pair of K rows
-                    bits = _read_bits(b, _add(k0, k), _add(j0, col), K_STEP, N_TILE, k_left, cols_left, 16)
+                    bits = _read_bits(b, k, _add(j0, col), K_STEP, N_TILE, k_left, cols_left, 16)
                     split = vector.ShapeCastOp(ir.VectorType.get([N_TILE, 2, N_TILE], i16), bits).result
                     moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE, 2], i16), split, [0, 2, 1]).result
                     flat = vector.ShapeCastOp(ir.VectorType.get([N_TILE, K_STEP], i16), moved).result
                     vnni = arith.BitcastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), flat).result
-                _write(vnni, panels, [_add(_mul(p, half), _mul(s, TILE_ROWS)), zero])
+                _write(vnni, panels, [_add(arith.MulIOp(p, half).result, _mul(s, TILE_ROWS)), zero])
                 return []
             for_loop(zero, steps, one, [], step)
             return []
@@ -179,62 +180,75 @@ def emit_pack(aset: AmxSet):
 
 
 def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
-    """C rows [lo, hi) (a multiple of `rows`), columns j0..j0+bn, += A.B over K k0..k0+kk (= A.B with
-    `zero`) from the packed panels: per strip of rows, body strips of the set's column tiles, one strip
-    of each smaller power of two of full panels, then the edge panel (bn % 16 columns) computed in the
-    scratch tiles. A's full K steps are read in place, its last partial step from the tail (row r - i0)."""
+    """C rows [lo, hi) (a multiple of `rows`), columns j0..j0+bn, += A.B over all K (= A.B with `zero`)
+    from the packed panels (`half` rows each). Per strip of rows, K in chunks of the set's k_chunk (the
+    strip's A chunk stays in L1 while the B panels stream from L2), and per chunk every column strip:
+    body strips of the set's column tiles, one strip of each smaller power of two of full panels, then
+    the edge panel (bn % 16 columns) through the scratch tiles. A's full K steps are read in place, its
+    last partial step from the tail (row r - i0)."""
     tile_rows = min(rows, TILE_ROWS)
     row_tiles = max(1, rows // TILE_ROWS)
     a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
     c_tile = amx.tile_type(tile_rows, N_TILE, "f32")
-    half = aset.kc // 2
     f32 = _f32()
     sizes = (aset.col_tiles,) + powers_of_two_below(aset.col_tiles)
+    chunk = aset.k_chunk // K_STEP                  # K steps per chunk
 
-    def body(a, tail, panels, c, scratch, i0, lo, hi, j0, bn, k0, kk):
+    def body(a, tail, panels, c, scratch, i0, lo, hi, j0, bn, kk, half):
         zero_i, one = index(0), index(1)
         full = arith.DivUIOp(kk, index(K_STEP)).result
-        has_tail = cmp(_UGT, kk, _mul(full, K_STEP))
+        steps = arith.CeilDivUIOp(kk, index(K_STEP)).result
+        has_tail = cmp(_UGT, steps, full)
         panels_full = arith.DivUIOp(bn, index(N_TILE)).result
         edge_cols = arith.SubIOp(bn, _mul(panels_full, N_TILE)).result
+        last_chunk = arith.SubIOp(arith.MaxUIOp(steps, one).result, one).result     # step index, rounded below
+        last_chunk = _mul(arith.DivUIOp(last_chunk, index(chunk)).result, chunk)
 
         def strip(i, _):
             row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
-            for count, p_lo, p_hi in strip_bounds(panels_full, sizes, ar=AR):
-                for_loop(p_lo, p_hi, index(count), [],
-                         lambda p, _, count=count: kernel(row_at, p, count, None) or [])
-            scf_if = scf.IfOp(cmp(_UGT, edge_cols, zero_i))
-            with ir.InsertionPoint(scf_if.then_block):
-                kernel(row_at, panels_full, 1, edge_cols)
-                scf.YieldOp([])
+            for_loop(zero_i, arith.MaxUIOp(steps, one).result, index(chunk), [], lambda s0, _: k_chunk(row_at, s0) or [])
             return []
 
-        def kernel(row_at, p, count, edge):
-            """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns)."""
+        def k_chunk(row_at, s0):
+            s1 = arith.MinUIOp(_add(s0, index(chunk)), full).result          # the chunk's full steps: [s0, s1)
+            first, last = cmp(_EQ, s0, zero_i), cmp(_EQ, s0, last_chunk)
+            for count, p_lo, p_hi in strip_bounds(panels_full, sizes, ar=AR):
+                for_loop(p_lo, p_hi, index(count), [],
+                         lambda p, _, count=count: kernel(row_at, p, count, None, s0, s1, first, last) or [])
+            scf_if = scf.IfOp(cmp(_UGT, edge_cols, zero_i))
+            with ir.InsertionPoint(scf_if.then_block):
+                kernel(row_at, panels_full, 1, edge_cols, s0, s1, first, last)
+                scf.YieldOp([])
+
+        def kernel(row_at, p, count, edge, s0, s1, first, last):
+            """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns),
+            over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`."""
             col_at = [_add(j0, _mul(_add(p, index(q)) if q else p, N_TILE)) for q in range(count)]
-            accs = []
-            for t, r in enumerate(row_at):
-                for q, col in enumerate(col_at):
-                    if zero:
-                        accs.append(amx.tile_zero(c_tile))
-                    elif edge is None:
-                        accs.append(amx.tile_load(c_tile, c, [r, col]))
-                    else:
+
+            def load_c():
+                accs = []
+                for t, r in enumerate(row_at):
+                    for q, col in enumerate(col_at):
+                        if edge is None:
+                            accs.append(amx.tile_load(c_tile, c, [r, col]))
+                            continue
                         for row in range(tile_rows):
                             line = _read([N_TILE], f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
                             _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
                         accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
-            panel_row = [_mul(_add(p, index(q)) if q else p, half) for q in range(count)]
+                return accs
+            tiles = [c_tile] * (len(row_at) * count)
+            accs = if_else(first, tiles, lambda: [amx.tile_zero(c_tile) for _ in tiles], load_c) if zero else load_c()
+            panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, half).result for q in range(count)]
 
             def multiply(accs, a_tiles, s):
                 b_tiles = [amx.tile_load(b_tile, panels, [_add(base, _mul(s, TILE_ROWS)), zero_i]) for base in panel_row]
                 return [amx.tile_mulf(a_tiles[n // count], b_tiles[n % count], acc) for n, acc in enumerate(accs)]
 
             def k_step(s, carried):
-                k = _add(k0, _mul(s, K_STEP))
-                return multiply(carried, [amx.tile_load(a_tile, a, [r, k]) for r in row_at], s)
-            accs = for_loop(zero_i, full, one, accs, k_step)
-            accs = if_else(has_tail, [x.type for x in accs],
+                return multiply(carried, [amx.tile_load(a_tile, a, [r, _mul(s, K_STEP)]) for r in row_at], s)
+            accs = for_loop(s0, s1, one, accs, k_step)
+            accs = if_else(arith.AndIOp(last, has_tail).result, tiles,
                            lambda: multiply(accs, [amx.tile_load(a_tile, tail, [arith.SubIOp(r, i0).result, zero_i])
                                                    for r in row_at], full),
                            lambda: accs)
@@ -261,9 +275,8 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
 def emit_helpers(aset: AmxSet, zero_init: bool) -> dict:
     """symbol name -> builder of each function the buffer-level dispatch calls."""
     funcs = {pack_name(aset): lambda: emit_pack(aset)}
-    for zero in ((False, True) if zero_init else (False,)):
-        for rows in aset.row_sizes:
-            funcs[rows_name(rows, aset, zero)] = lambda r=rows, z=zero: emit_rows(r, aset, z)
+    for rows in aset.row_sizes:
+        funcs[rows_name(rows, aset, zero_init)] = lambda r=rows: emit_rows(r, aset, zero_init)
     return funcs
 
 
@@ -284,43 +297,28 @@ def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
         zero, one = index(0), index(1)
         m, n = memref.DimOp(c, zero).result, memref.DimOp(c, one).result
         k = memref.DimOp(a, one).result
-        mc, nc = block_shape(aset, one, m, n, AR)
+        mc, nc = block_shape(aset, m, n, k, AR)
+        half = _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)       # rows of a panel
         loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [])
         with ir.InsertionPoint(loop.body):
             i0, j0 = loop.induction_variables
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
             aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
-            panel_rows = _mul(arith.CeilDivUIOp(bn, index(N_TILE)).result, aset.kc // 2)
+            panel_rows = arith.MulIOp(arith.CeilDivUIOp(bn, index(N_TILE)).result, half).result
             panels = memref.AllocOp(_rows_of_32(), [panel_rows], [], alignment=aligned).result
             tail = memref.AllocOp(_rows_of_32(), [bm], [], alignment=aligned).result
             scratch = memref.AllocOp(_scratch_type(aset), [], [], alignment=aligned).result
-            row_ranges = strip_bounds(bm, aset.row_sizes, ar=AR)
-
-            def k_block(k0, overwrite: bool):
-                kk = arith.MinUIOp(arith.SubIOp(k, k0).result, index(aset.kc)).result
-                _call(pack_name(aset), [b, panels, j0, bn, k0, kk])
-                full_k = _add(k0, _mul(arith.DivUIOp(kk, index(K_STEP)).result, K_STEP))
-                rest = arith.SubIOp(_add(k0, kk), full_k).result
-                scf_if = scf.IfOp(cmp(_UGT, rest, zero))
-                with ir.InsertionPoint(scf_if.then_block):      # A's last partial K step, zero-padded
-                    for_loop(zero, bm, one, [], lambda r, _: _write(
-                        _read([K_STEP], _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
-                    scf.YieldOp([])
-                for rows, lo, hi in row_ranges:
-                    _call(rows_name(rows, aset, overwrite), [a, tail, panels, c, scratch, i0, _add(i0, lo), _add(i0, hi),
-                                                              j0, bn, k0, kk])
-                return []
-            start = zero
-            if zero_init:      # the first reduction block overwrites C; with K = 0, C is zeros
-                empty_k = cmp(_EQ, k, zero)
-                start = index(aset.kc)
-
-                def zeros():
-                    block_c = memref.subview(c, [i0, j0], [bm, bn], [1, 1], result_type=operand_type(_f32()))
-                    linalg.fill(float_constant(_f32()), outs=[block_c])
-                    return []
-                if_else(empty_k, [], zeros, lambda: k_block(zero, overwrite=True))
-            for_loop(start, k, index(aset.kc), [], lambda k0, _: k_block(k0, overwrite=False))
+            _call(pack_name(aset), [b, panels, j0, bn, k, half])
+            full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
+            rest = arith.SubIOp(k, full_k).result
+            scf_if = scf.IfOp(cmp(_UGT, rest, zero))
+            with ir.InsertionPoint(scf_if.then_block):          # A's last partial K step, zero-padded
+                for_loop(zero, bm, one, [], lambda r, _: _write(
+                    _read([K_STEP], _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
+                scf.YieldOp([])
+            for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
+                _call(rows_name(rows, aset, zero_init), [a, tail, panels, c, scratch, i0, _add(i0, lo), _add(i0, hi),
+                                                          j0, bn, k, half])
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/cpu.py)
         func.ReturnOp([])

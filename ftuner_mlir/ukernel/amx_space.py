@@ -21,6 +21,7 @@ import dataclasses
 
 from ..families import OfFamily, family as family_named
 from ..hardware.cpu import CpuTarget
+from .cover import IntArith
 
 TILE_REGISTERS = 8
 TILE_ROWS = 16                 # rows of a tile (of A and C; B's rows are K pairs)
@@ -74,27 +75,26 @@ def _multiple_at_most(x: float, step: int) -> int:
 @dataclasses.dataclass(frozen=True)
 class AmxSet(OfFamily):
     """The AMX uKernels of one matmul family: body strips of `mr` rows x `nr` columns (the blocking's
-    C tiles), cache blocks of up to `mc` x `nc`, reduction blocks of `kc` (a multiple of 32)."""
+    C tiles). A task's B block, packed for the whole K, takes at most `b_block_bytes` (its columns are
+    chosen at run time from K); a row strip runs K in chunks of `k_chunk`, its A chunk held in L1 while
+    the B panels stream from L2 (C's strip, in L2, is reloaded once per chunk)."""
 
     family: str
     mr: int
     nr: int
-    kc: int
-    mc: int
-    nc: int
+    k_chunk: int
+    b_block_bytes: int
     cores: int
     dtype: str = "bf16"
 
     def __post_init__(self):
         family_named(self.family)
-        for name in ("mr", "nr", "kc", "mc", "nc", "cores"):
+        for name in ("mr", "nr", "k_chunk", "b_block_bytes", "cores"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
                 raise ValueError(f"AMX set field {name} must be a positive integer")
-        if self.mr % TILE_ROWS or self.nr % N_TILE or self.kc % K_STEP:
-            raise ValueError(f"AMX body {self.mr}x{self.nr}, kc {self.kc}: rows a multiple of {TILE_ROWS}, "
-                             f"columns of {N_TILE}, kc of {K_STEP}")
-        if self.mc % self.mr or self.nc % self.nr:
-            raise ValueError(f"cache block {self.mc}x{self.nc} must be a multiple of the body {self.mr}x{self.nr}")
+        if self.mr % TILE_ROWS or self.nr % N_TILE or self.k_chunk % K_STEP:
+            raise ValueError(f"AMX body {self.mr}x{self.nr}, K chunk {self.k_chunk}: rows a multiple of "
+                             f"{TILE_ROWS}, columns of {N_TILE}, K of {K_STEP}")
         if (self.mr // TILE_ROWS) * (self.nr // N_TILE) + self.mr // TILE_ROWS + self.nr // N_TILE > TILE_REGISTERS:
             raise ValueError(f"AMX body {self.mr}x{self.nr} needs more than {TILE_REGISTERS} tile registers")
 
@@ -114,17 +114,33 @@ class AmxSet(OfFamily):
     def describe(self) -> str:
         return (f"{self.family} bf16 on AMX: body {self.mr}x{self.nr} ({self.row_tiles}x{self.col_tiles} C tiles), "
                 f"row remainders {list(self.row_sizes[1:])}, column and K edges zero-padded in the packs, "
-                f"blocks up to {self.mc}x{self.nc}, kc {self.kc}, {self.cores} cores")
+                f"K in chunks of {self.k_chunk}, B blocks packed for the whole K in up to "
+                f"{self.b_block_bytes // 1024} KiB, {self.cores} cores")
 
 
 def select_amx(target: CpuTarget, family: str) -> AmxSet:
-    """The blocking with the fewest loads per multiply, then cache blocks: the body's A strip (mr x kc
-    bf16, read once per column strip) in half of L1; the packed B block (kc x nc) in half of L2."""
+    """The blocking with the fewest loads per multiply; the body's A chunk (mr rows x k_chunk bf16) in
+    half of L1; a task's packed B block in half of L2."""
     if target.bf16_engine != "amx":
         raise ValueError(f"target {target.name} has no AMX (bf16 engine: {target.bf16_engine})")
     block = best_blocking()
     mr, nr = block.a * TILE_ROWS, block.b * N_TILE
-    kc = _multiple_at_most(min(target.l1d_bytes / 2 / (mr * 2), 512), K_STEP)
-    nc = _multiple_at_most(target.l2_bytes / 2 / (kc * 2), nr)
-    mc = _multiple_at_most(target.l2_bytes / 4 / (kc * 2), mr)
-    return AmxSet(family, mr, nr, kc, mc, nc, target.cores)
+    k_chunk = _multiple_at_most(target.l1d_bytes / 2 / (mr * 2), K_STEP)
+    return AmxSet(family, mr, nr, k_chunk, target.l2_bytes // 2, target.cores)
+
+
+def block_shape(aset: AmxSet, m, n, k, ar=IntArith()) -> tuple:
+    """(mc, nc) of a task's block, at run time: columns first, as many as keep the B block packed for
+    the whole K within b_block_bytes and give every core a task, in a multiple of the cores; then rows,
+    split only as far as the cores need more tasks (each row block packs its B block again)."""
+    one, row, col, cores = ar.const(1), ar.const(aset.mr), ar.const(aset.nr), ar.const(aset.cores)
+    k_padded = ar.round_up(ar.max(k, one), ar.const(K_STEP))
+    cap = ar.max(ar.mul(ar.floor_div(ar.const(aset.b_block_bytes // 2), ar.mul(k_padded, col)), col), col)
+    strips_n = ar.ceil_div(ar.max(n, one), col)
+    blocks_n = ar.max(ar.ceil_div(n, cap), ar.min(cores, strips_n))
+    blocks_n = ar.min(ar.round_up(blocks_n, cores), strips_n)
+    nc = ar.mul(ar.ceil_div(strips_n, blocks_n), col)
+    tasks_n = ar.ceil_div(ar.max(n, one), nc)
+    blocks_m = ar.min(ar.max(ar.ceil_div(cores, tasks_n), one), ar.ceil_div(ar.max(m, one), row))
+    mc = ar.mul(ar.ceil_div(ar.ceil_div(ar.max(m, one), row), blocks_m), row)
+    return mc, nc

@@ -59,9 +59,10 @@ def _f32() -> ir.Type:
     return ir.F32Type.get()
 
 
-def operand_type(element: ir.Type) -> ir.MemRefType:
-    """A 2-D operand as the AMX code reads it: dynamic sizes, rows any stride apart, unit column stride."""
-    return ir.MemRefType.get([_DYN, _DYN], element, ir.StridedLayoutAttr.get(_DYN_STRIDE, [_DYN_STRIDE, 1]))
+def operand_type(element: ir.Type, rank: int = 2) -> ir.MemRefType:
+    """An operand as the AMX code reads it: dynamic sizes, rows (and batches) any stride apart, unit
+    column stride."""
+    return ir.MemRefType.get([_DYN] * rank, element, ir.StridedLayoutAttr.get(_DYN_STRIDE, [_DYN_STRIDE] * (rank - 1) + [1]))
 
 
 def _rows_of_32() -> ir.MemRefType:
@@ -77,8 +78,9 @@ def _scratch_type(aset: AmxSet) -> ir.MemRefType:
 def emit_placeholder(aset: AmxSet, zero_init: bool):
     """(A, B, C) -> C + A.B on tensors (A.B with `zero_init`: C is only the result's storage), as a
     linalg.matmul of the family: the body `build_body` replaces once the function is on buffers."""
-    a = b = tensor_type([None, None], _bf16())
-    c = tensor_type([None, None], _f32())
+    rank = 3 if aset.batched else 2
+    a = b = tensor_type([None] * rank, _bf16())
+    c = tensor_type([None] * rank, _f32())
 
     def body(a, b, c):
         init = linalg.fill(float_constant(_f32()), outs=[c]) if zero_init else c
@@ -285,23 +287,35 @@ def _call(name: str, operands) -> None:
     call.attributes["no_inline"] = ir.UnitAttr.get()
 
 
+def _matrix(operand: ir.Value, at: ir.Value) -> ir.Value:
+    """Matrix `at` of a batched operand, as a 2-D view."""
+    t = ir.MemRefType(operand.type)
+    sizes = [1] + [memref.DimOp(operand, index(d)).result for d in (1, 2)]
+    return memref.subview(operand, [at, 0, 0], sizes, [1, 1, 1], result_type=operand_type(t.element_type))
+
+
 def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
     """Replace the body of bufferized placeholder `fn` (A, B, C memrefs; no results) with the AMX code."""
     block = fn.regions[0].blocks[0]
     for op in reversed(list(block.operations)):       # users before what they use
         op.erase()
     a_arg, b_arg, c_arg = block.arguments
+    rank = 3 if aset.batched else 2
+    lead = rank - 2                                     # index of C's row dim
     with ir.InsertionPoint(block), fn.location:
-        a, b = (memref.CastOp(operand_type(_bf16()), v).result for v in (a_arg, b_arg))
-        c = memref.CastOp(operand_type(_f32()), c_arg).result
+        a, b = (memref.CastOp(operand_type(_bf16(), rank), v).result for v in (a_arg, b_arg))
+        c = memref.CastOp(operand_type(_f32(), rank), c_arg).result
         zero, one = index(0), index(1)
-        m, n = memref.DimOp(c, zero).result, memref.DimOp(c, one).result
-        k = memref.DimOp(a, one).result
-        mc, nc = block_shape(aset, m, n, k, AR)
+        m, n = memref.DimOp(c, index(lead)).result, memref.DimOp(c, index(lead + 1)).result
+        k = memref.DimOp(a, index(lead + 1)).result
+        batch = memref.DimOp(c, zero).result if aset.batched else one
+        mc, nc = block_shape(aset, m, n, k, AR, batch)
         half = _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)       # rows of a panel
-        loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [])
+        loop = scf.ForallOp([0] * rank, [batch, m, n][-rank:], [1, mc, nc][-rank:], [])
         with ir.InsertionPoint(loop.body):
-            i0, j0 = loop.induction_variables
+            *outer, i0, j0 = loop.induction_variables
+            if outer:                                   # this task's matrices: rank-reduced views
+                a, b, c = (_matrix(v, outer[0]) for v in (a, b, c))
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
             aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)

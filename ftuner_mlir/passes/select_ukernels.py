@@ -66,8 +66,8 @@ class SelectUKernels(ModulePass):
 
 
 def amx_serves(target, family: str) -> bool:
-    """AMX uKernels exist for the 2-D matmul families, on targets with AMX."""
-    return target.bf16_engine == "amx" and family in ("matmul", "matmul_transpose_b")
+    """AMX uKernels serve every matmul family, on targets with AMX."""
+    return target.bf16_engine == "amx"
 
 
 def widen_operands(op, family: str) -> None:

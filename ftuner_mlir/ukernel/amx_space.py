@@ -129,11 +129,13 @@ def select_amx(target: CpuTarget, family: str) -> AmxSet:
     return AmxSet(family, mr, nr, k_chunk, target.l2_bytes // 2, target.cores)
 
 
-def block_shape(aset: AmxSet, m, n, k, ar=IntArith()) -> tuple:
+def block_shape(aset: AmxSet, m, n, k, ar=IntArith(), batch=1) -> tuple:
     """(mc, nc) of a task's block, at run time: columns first, as many as keep the B block packed for
-    the whole K within b_block_bytes and give every core a task, in a multiple of the cores; then rows,
-    split only as far as the cores need more tasks (each row block packs its B block again)."""
-    one, row, col, cores = ar.const(1), ar.const(aset.mr), ar.const(aset.nr), ar.const(aset.cores)
+    the whole K within b_block_bytes and give every core a task (the cores a batch does not occupy), in
+    a multiple of the cores; then rows, split only as far as the cores need more tasks (each row block
+    packs its B block again)."""
+    one, row, col = ar.const(1), ar.const(aset.mr), ar.const(aset.nr)
+    cores = ar.ceil_div(ar.const(aset.cores), ar.max(ar.const(batch) if isinstance(batch, int) else batch, one))
     k_padded = ar.round_up(ar.max(k, one), ar.const(K_STEP))
     cap = ar.max(ar.mul(ar.floor_div(ar.const(aset.b_block_bytes // 2), ar.mul(k_padded, col)), col), col)
     strips_n = ar.ceil_div(ar.max(n, one), col)

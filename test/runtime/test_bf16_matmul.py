@@ -31,7 +31,8 @@ def bf16(rng, shape):
 def exes():
     return {"matmul": ftuner_mlir.compile(models.matmul("bf16")),
             "dense": ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16")),
-            "dense_fixed": ftuner_mlir.compile(models.dense(dtype="bf16"))}
+            "dense_fixed": ftuner_mlir.compile(models.dense(dtype="bf16")),
+            "batch": ftuner_mlir.compile(models.batch_matmul("bf16"))}
 
 
 def _check(exe, a, b, b_as_nk: bool):
@@ -59,6 +60,17 @@ def test_dense_every_shape(exes, rng):
 def test_dense_paper_shapes(exes, rng, t):
     """The paper's Dense (X [16T x 768] . W [2304 x 768]^T) with the weight's shape fixed."""
     _check(exes["dense_fixed"], bf16(rng, (16 * t, 768)), bf16(rng, (2304, 768)), b_as_nk=True)
+
+
+@pytest.mark.parametrize("batch, m, n, k", [(1, 1, 1, 1), (3, 5, 7, 11), (192, 5, 5, 64), (12, 24, 64, 24),
+                                            (13, 43, 64, 43), (2, 100, 100, 64), (7, 119, 3, 128), (1, 257, 129, 67)])
+def test_batch_matmul(exes, rng, batch, m, n, k):
+    """Attention's batched products (T x 64 x T and T x T x 64 per head), odd and unit sizes."""
+    a, b = bf16(rng, (batch, m, k)), bf16(rng, (batch, k, n))
+    out = poisoned((batch, m, n))
+    exes["batch"](a, b, out=out)
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    assert_matches(out, wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b), rtol=1e-5)
 
 
 def test_fresh_shapes_never_seen(exes, rng):

@@ -25,7 +25,7 @@ cache_loads = 0           # how many modules came from the on-disk cache
 def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0, opt_level: int = 3,
             tile: tuple[int, int] | None = None, tuning: bool = True, isolate: bool = True,
             cache: bool | None = None, timeout_s: float | None = None, memory_mb: int | None = None,
-            profile: bool = False) -> Executable:
+            profile: bool = False, matmul_precision: str = "f32") -> Executable:
     """Compile a module of `func.func`s on tensors (dynamic dims allowed). One compilation serves every
     shape.
 
@@ -37,6 +37,9 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     timeout_s    the child's time limit (default 1800 s); memory_mb its address-space limit (default:
                  3/4 of the machine's memory). Past either, a CompileError names the limit.
     profile      time each op of the public functions by kind: `exe.profile(*arrays)` (CPU only)
+    matmul_precision  "bf16": fp32 matmuls run on the CPU's bf16 matrix engine (AMX), operands rounded
+                 to bf16, accumulation and results fp32; the rest of the program stays fp32. On a
+                 target without AMX it changes nothing. (CPU only)
     GPU targets (`cuda:...`) take opt_level only. The same text, target and options return the same
     Executable within a process."""
     global compilations, cache_loads
@@ -46,7 +49,7 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     backend = backend_for(target)
     request = backend.request(source, target, num_threads=num_threads, opt_level=opt_level, tile=tile,
                               tuning=tuning, isolate=isolate, cache=cache, timeout_s=timeout_s, memory_mb=memory_mb,
-                              profile=profile)
+                              profile=profile, matmul_precision=matmul_precision)
     with _lock:
         if request.memo_key not in _memo:
             executable = backend.build(request)

@@ -169,6 +169,31 @@ def private_function(name: str, inputs, results, attributes: dict, body):
 
 def widen(value: ir.Value, element: ir.Type) -> ir.Value:
     """A tensor of floats as a new tensor of the wider float type `element` (a parallel `arith.extf`)."""
+    return _convert(value, element, lambda to, x: arith.ExtFOp(to, x).result)
+
+
+def narrow_to_bf16(value: ir.Value) -> ir.Value:
+    """A tensor of fp32 as a new tensor of bf16, rounded to nearest even (NaNs stay NaN), in integer
+    ops: LLVM turns an fptrunc to bfloat into a call of `__truncsfbf2` per element, which libgcc 12
+    lacks."""
+    return _convert(value, ir.BF16Type.get(), _f32_to_bf16)
+
+
+def _f32_to_bf16(element: ir.Type, x: ir.Value) -> ir.Value:
+    i32, i16 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(16)
+    c = lambda v: arith.ConstantOp(i32, v).result   # noqa: E731
+    bits = arith.BitcastOp(i32, x).result
+    high = arith.ShRUIOp(bits, c(16)).result
+    odd = arith.AndIOp(high, c(1)).result
+    rounded = arith.ShRUIOp(arith.AddIOp(arith.AddIOp(bits, c(0x7FFF)).result, odd).result, c(16)).result
+    quiet_nan = arith.OrIOp(high, c(0x40)).result
+    is_nan = arith.CmpFOp(arith.CmpFPredicate.UNO, x, x).result
+    chosen = arith.SelectOp(is_nan, quiet_nan, rounded).result
+    return arith.BitcastOp(element, arith.TruncIOp(i16, chosen).result).result
+
+
+def _convert(value: ir.Value, element: ir.Type, convert) -> ir.Value:
+    """`value` with `convert(element, x)` applied to every element, as a parallel linalg.generic."""
     t = ir.RankedTensorType(value.type)
     sizes = [s if s != DYNAMIC else tensor.DimOp(value, index(d)).result for d, s in enumerate(t.shape)]
     empty = tensor.EmptyOp(sizes, element).result
@@ -178,5 +203,5 @@ def widen(value: ir.Value, element: ir.Type) -> ir.Value:
                           ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * t.rank))
     block = op.regions[0].blocks.append(t.element_type, element)
     with ir.InsertionPoint(block):
-        linalg.YieldOp([arith.ExtFOp(element, block.arguments[0]).result])
+        linalg.YieldOp([convert(element, block.arguments[0])])
     return op.result

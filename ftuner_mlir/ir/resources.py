@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
+import ml_dtypes
 import numpy as np
 from mlir import ir
 
 _BLOB = re.compile(r'([A-Za-z0-9_.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
 ELEMENT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
-           "i32": np.int32, "i64": np.int64}
+           "i32": np.int32, "i64": np.int64, "bf16": ml_dtypes.bfloat16}
 
 
 def blob_spans(text: str) -> dict[str, tuple[int, int]]:
@@ -76,5 +77,6 @@ def blob_constant(array: np.ndarray, name: str, element_type: ir.Type) -> ir.Val
 
     array = np.ascontiguousarray(array)
     kind = ir.RankedTensorType.get(list(array.shape), element_type)
-    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array), name, kind)
+    raw = array.view(np.uint16) if array.dtype == ml_dtypes.bfloat16 else array   # no buffer format for bf16
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(raw), name, kind)
     return arith.ConstantOp(kind, attr).result

@@ -19,9 +19,11 @@ class CpuPipeline(ModulePass):
     nr: int = option(0, "as ftuner-select-ukernels", minimum=0, maximum=MAX_FORCED_COLUMNS)
     tuning: bool = option(True, "as ftuner-select-ukernels")
     profile: bool = option(False, "as ftuner-lower-cpu")
+    matmul_precision: str = option("f32", "as ftuner-select-ukernels", choices=("f32", "bf16"))
 
     def stages(self) -> list[ModulePass]:
-        return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning),
+        return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning,
+                               matmul_precision=self.matmul_precision),
                 Tile(target=self.target),
                 LowerCpu(target=self.target, num_threads=self.num_threads, profile=self.profile)]
 

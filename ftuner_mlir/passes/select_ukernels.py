@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import ml_dtypes
 from mlir import ir
 
-from ..ir.build import family_matmul, widen
+from ..ir.build import family_matmul, narrow_to_bf16, widen
 from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_to_attr, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
+from ..ir.resources import blob_constant, constant_array
 from ..ir.walk import defining_op, walk
 from ..tuning.db import chosen_tile
 from ..ukernel.amx_space import select_amx
@@ -26,6 +28,9 @@ class SelectUKernels(ModulePass):
                      maximum=MAX_FORCED_ROWS)
     nr: int = option(0, "force the body tile's columns (with mr)", minimum=0, maximum=MAX_FORCED_COLUMNS)
     tuning: bool = option(True, "use the tuning database (also off with FTUNER_NO_TUNING=1)")
+    matmul_precision: str = option("f32", "bf16: fp32 matmuls run on the bf16 matrix engine (operands rounded to bf16, "
+                                   "fp32 accumulation and result) where the target has AMX; everything else stays fp32",
+                                   choices=("f32", "bf16"))
 
     def tile_for(self, target, dtype: str) -> RegisterTile | None:
         try:
@@ -40,6 +45,9 @@ class SelectUKernels(ModulePass):
             return self.run_gpu(module_op, target)
         for op in list(walk(module_op)):
             read_transposed_operands(op)
+        if self.matmul_precision == "bf16" and target.bf16_engine == "amx":
+            for op in [op for op in walk(module_op) if op.results and (classify(op) or ("", ""))[1] == "f32"]:
+                narrow_operands(op, classify(op)[0])
         for op, (family, dtype) in [(op, classify(op)) for op in walk(module_op) if classify(op)]:
             if dtype != "bf16" or not op.results or AMX_ATTR in op.attributes:
                 continue
@@ -79,6 +87,23 @@ def widen_operands(op, family: str) -> None:
         product = family_matmul(a, b, op.operands[2], family)
     op.results[0].replace_all_uses_with(product)
     op.operation.erase()
+
+
+def narrow_operands(op, family: str) -> None:
+    """The fp32 matmul `op` as a bf16 x bf16 -> fp32 one on its operands rounded to bf16, to nearest
+    even: a constant (a weight) once, here, the others on every call."""
+    with ir.InsertionPoint(op), op.location:
+        a, b = (_rounded_to_bf16(v) for v in op.operands[:2])
+        product = family_matmul(a, b, op.operands[2], family)
+    op.results[0].replace_all_uses_with(product)
+    op.operation.erase()
+
+
+def _rounded_to_bf16(value: ir.Value) -> ir.Value:
+    array = constant_array(value)
+    if array is None:
+        return narrow_to_bf16(value)
+    return blob_constant(array.astype(ml_dtypes.bfloat16), "bf16_weight", ir.BF16Type.get())
 
 
 def read_transposed_operands(op) -> None:

@@ -119,3 +119,30 @@ def test_without_amx_the_fp32_uKernels_serve(rng):
 def _lacks(target) -> bool:
     from ftuner_mlir.hardware.cpu import missing_host_features
     return bool(missing_host_features(target))
+
+
+def test_fp32_model_with_bf16_matmuls(rng):
+    """matmul_precision="bf16" on an fp32 Dense with a constant weight: the weight rounded to bf16 once,
+    the activation on every call, fp32 accumulation. Exact against float64 of the rounded operands
+    (where AMX runs it); without AMX the option changes nothing (exact against fp32 operands)."""
+    from ftuner_mlir.freeze import freeze_arguments
+    w = rng.standard_normal((300, 77)).astype(np.float32)
+    exe = ftuner_mlir.compile(freeze_arguments(models.dense(n=300, k=77), {1: w}), matmul_precision="bf16")
+    for m in (1, 13, 64, 97):
+        x = rng.standard_normal((m, 77)).astype(np.float32)
+        x[0, 0] = np.nan if m == 97 else x[0, 0]
+        out = exe(x)
+        if HAS_AMX:
+            wide_x, wide_w = (v.astype(ml_dtypes.bfloat16).astype(np.float64) for v in (x, w))
+        else:
+            wide_x, wide_w = x.astype(np.float64), w.astype(np.float64)
+        if m == 97:
+            assert np.isnan(out[0]).all() and np.isfinite(out[1:]).all()
+            out, wide_x = out[1:], wide_x[1:]
+        assert_matches(out, wide_x @ wide_w.T, np.abs(wide_x) @ np.abs(wide_w).T, rtol=1e-5)
+
+
+def test_matmul_precision_is_checked():
+    from ftuner_mlir.errors import InvalidOptions
+    with pytest.raises(InvalidOptions, match="matmul-precision must be one of f32, bf16, got 'fp8'"):
+        ftuner_mlir.compile(models.dense(), matmul_precision="fp8")

@@ -20,6 +20,7 @@ class BuildOptions:
     nr: int = 0
     tuning: bool = True           # read the tuning database
     profile: bool = False         # time the public functions' ops by kind (lowering/profile.py)
+    matmul_precision: str = "f32"  # "bf16": fp32 matmuls on the bf16 matrix engine (passes/select_ukernels.py)
 
     def __post_init__(self):
         if self.opt_level not in OPT_LEVELS:
@@ -42,7 +43,7 @@ class BuildOptions:
         """The ftuner passes compile() runs, in order: ftuner-cpu-pipeline with these options."""
         from ...passes import CpuPipeline
         return CpuPipeline(target=self.target, num_threads=self.num_threads, mr=self.mr, nr=self.nr,
-                           tuning=self.tuning, profile=self.profile).stages()
+                           tuning=self.tuning, profile=self.profile, matmul_precision=self.matmul_precision).stages()
 
     def pipeline_text(self) -> str:
         return "builtin.module(" + ",".join(stage.pipeline_text() for stage in self.stages()) + ")"

@@ -30,8 +30,8 @@ def build_amx_bodies(module_op, emit) -> None:
         if len(ftype.inputs) != 3 or ftype.results or not all(isinstance(t, ir.MemRefType) for t in ftype.inputs):
             raise PassFailure(location_of(fn), f"AMX dispatch {fn.attributes['sym_name']} is not on buffers "
                                                f"(A, B, C) -> (): run it after bufferization")
-        add_functions(module_op, present, emit.rows_name(aset.mr, aset, zero_init),
-                      lambda: emit.emit_helpers(aset, zero_init), fn.location)
+        # the helpers it lacks (dispatches of other families share the row strips, not the pack)
+        add_functions(module_op, present, "", lambda: emit.emit_helpers(aset, zero_init), fn.location)
         emit.build_body(fn, aset, zero_init)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
         module_op.attributes[USES_AMX_ATTR] = ir.UnitAttr.get()

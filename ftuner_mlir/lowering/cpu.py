@@ -156,7 +156,8 @@ def loops_pipeline() -> list[str]:
 def llvm_pipeline(openmp: bool, transpose_lowering: str, amx: bool = False) -> list[str]:
     """From loops to the LLVM dialect. `transpose_lowering`: the target ISA's vector.transpose lowering
     (hardware.cpu's ISA table). With `amx`, the generic conversion of the amx and cf dialects runs
-    before the control flow's own: the AMX uKernels carry tiles through their loops (block arguments
+    before the control flow's own (and the memref dialect's, for the bounds the vector lowering reads after
+    finalize-memref-to-llvm ran): the AMX uKernels carry tiles through their loops (block arguments
     of `!amx.tile` type), which only a type converter assembled with the amx dialect's knows. (Left
     unfiltered, it would also lower ops ftuner-lower-cpu refuses, complex.abs say.)"""
     # finalize-memref-to-llvm before convert-scf-to-cf: OpenMP regions hold memref.alloca_scope ops
@@ -166,7 +167,7 @@ def llvm_pipeline(openmp: bool, transpose_lowering: str, amx: bool = False) -> l
         f"convert-vector-to-llvm{{vector-contract-lowering=outerproduct "
         f"vector-transpose-lowering={transpose_lowering}}}", "convert-math-to-llvm", "convert-math-to-libm",
         "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm",
-    ] + (["convert-to-llvm{filter-dialects=amx,cf}"] if amx else []) + ["convert-cf-to-llvm"]
+    ] + (["convert-to-llvm{filter-dialects=amx,cf,memref}"] if amx else []) + ["convert-cf-to-llvm"]
     if openmp:
         stages.append("convert-openmp-to-llvm")
     return stages + ["convert-ub-to-llvm", "reconcile-unrealized-casts"]

@@ -146,3 +146,10 @@ def test_matmul_precision_is_checked():
     from ftuner_mlir.errors import InvalidOptions
     with pytest.raises(InvalidOptions, match="matmul-precision must be one of f32, bf16, got 'fp8'"):
         ftuner_mlir.compile(models.dense(), matmul_precision="fp8")
+
+
+def test_one_thread(rng):
+    """Sequential code (the forall as a loop) takes the same AMX path."""
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), num_threads=1)
+    for m, n, k in [(1, 1, 1), (33, 31, 65), (257, 129, 131)]:
+        _check(exe, bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)

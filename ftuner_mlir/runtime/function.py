@@ -97,7 +97,20 @@ class Plan:
                         for shape, dtype in zip(shapes, dtypes)]
 
     def fresh_results(self) -> list[np.ndarray]:
-        return [np.empty(shape, dtype) for shape, dtype in self.allocations]
+        return [aligned_empty(shape, dtype) for shape, dtype in self.allocations]
+
+
+# Results start on a cache line: numpy's own allocations are 16-byte aligned, and a 64-byte row that
+# straddles two lines costs two loads or stores (an AMX tile row: measured 15-45% on a bf16 Dense).
+RESULT_ALIGNMENT = 64
+
+
+def aligned_empty(shape, dtype) -> np.ndarray:
+    """np.empty(shape, dtype) whose data starts on a RESULT_ALIGNMENT boundary."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    raw = np.empty(nbytes + RESULT_ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % RESULT_ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 class Function:

@@ -49,7 +49,7 @@ class Padded:
         dims = self.bucket(case)
         kernel, _ = self.cache.get(dims)
         shapes, _, _ = self.sweep.layout(dims)
-        buffers = [np.zeros(shape, np.float32) for shape in shapes]
+        buffers = [np.zeros(shape, a.dtype) for shape, a in zip(shapes, inputs)]
         window = tuple(slice(0, s) for s in case.out_shape)
 
         def run():

@@ -19,7 +19,7 @@ from pathlib import Path
 
 def request_for(library: str, sweep_name: str, options) -> dict:
     return {"library": library, "sweep": sweep_name, "t": list(options.t), "odd_count": options.odd_count,
-            "seed": options.seed, "min_time": options.min_time}
+            "seed": options.seed, "min_time": options.min_time, "dtype": getattr(options, "dtype", "f32")}
 
 
 def find_python(explicit: str | None = None) -> str | None:
@@ -76,12 +76,12 @@ def main() -> None:
     req = json.loads(sys.stdin.readline())
     builders = {"dense": lambda: workloads.dense(req["t"]), "bmm_tx64xt": workloads.bmm_tall,
                 "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(req["odd_count"])}
-    sweep = builders[req["sweep"]]()
+    sweep = builders[req["sweep"]]().in_dtype(req.get("dtype", "f32"))
     rng = np.random.default_rng(req["seed"])
     if req["library"] == "torch":
         import torch
         torch.set_grad_enabled(False)
-        convert, version = torch.from_numpy, torch.__version__
+        convert, version = _to_torch, torch.__version__
     else:
         convert, version = (lambda a: a), np.__version__
     print(json.dumps({"cases": len(sweep.cases), "version": version}), flush=True)
@@ -90,6 +90,14 @@ def main() -> None:
         operands = [convert(a) for a in sweep.inputs(case, rng)]
         seconds = median_times({"lib": lambda: sweep.reference(*operands)}, req["min_time"])["lib"]
         print(json.dumps({"seconds": seconds}), flush=True)
+
+
+def _to_torch(array):
+    """A torch tensor of `array`; a bfloat16 one (ml_dtypes) through its bits (torch.from_numpy has no bf16)."""
+    import torch
+    if array.dtype.name == "bfloat16":
+        return torch.from_numpy(array.view("uint16")).view(torch.bfloat16)
+    return torch.from_numpy(array)
 
 
 if __name__ == "__main__":

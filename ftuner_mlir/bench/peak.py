@@ -1,6 +1,7 @@
 """The machine's limits, measured once by small MLIR kernels compiled through the same pipeline:
-fp32 FMA throughput (register-resident FMA chains on every core) and memory bandwidth (a streaming
-scale over a buffer much larger than the caches, read + write bytes counted)."""
+fp32 FMA throughput (register-resident FMA chains on every core), memory bandwidth (a streaming
+scale over a buffer much larger than the caches, read + write bytes counted) and, where the CPU has
+AMX, its bf16 throughput (tile-resident tdpbf16ps chains on one core)."""
 from __future__ import annotations
 
 import dataclasses
@@ -83,10 +84,64 @@ func.func @stream(%a: tensor<?x?xf32>) -> tensor<?x?xf32> attributes {{ftuner.un
 """
 
 
+AMX_CHAINS = 4    # independent C tiles: tdpbf16ps's latency over its issue interval, rounded up
+
+
+def amx_kernel() -> str:
+    """AMX_CHAINS tdpbf16ps chains (16x16 fp32 C tiles, 16x32 bf16 A and B) for as many steps as `steps`
+    has elements; the C tiles written one above the other."""
+    t_ab, t_c = "!amx.tile<16x32xbf16>", "!amx.tile<16x16xf32>"
+    accs = ", ".join(f"%a{i} = %z" for i in range(AMX_CHAINS))
+    types = ", ".join([t_c] * AMX_CHAINS)
+    steps = "\n      ".join(f"%n{i} = amx.tile_mulf %ta, %tb, %a{i} : {t_ab}, {t_ab}, {t_c}" for i in range(AMX_CHAINS))
+    stores = "\n  ".join(f"%r{i} = arith.constant {16 * i} : index\n  amx.tile_store %out[%r{i}, %c0], %r#{i} : "
+                         f"memref<{16 * AMX_CHAINS}x16xf32>, {t_c}" for i in range(AMX_CHAINS))
+    return f"""
+func.func @amx_peak(%ab: tensor<16x32xbf16>, %steps: tensor<?xf32>) -> tensor<{16 * AMX_CHAINS}x16xf32>
+    attributes {{ftuner.unchecked_regions}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %steps, %c0 : tensor<?xf32>
+  %m = bufferization.to_buffer %ab read_only : tensor<16x32xbf16> to memref<16x32xbf16>
+  %ta = amx.tile_load %m[%c0, %c0] : memref<16x32xbf16> into {t_ab}
+  %tb = amx.tile_load %m[%c0, %c0] : memref<16x32xbf16> into {t_ab}
+  %z = amx.tile_zero : {t_c}
+  %r:{AMX_CHAINS} = scf.for %s = %c0 to %n step %c1 iter_args({accs}) -> ({types}) {{
+      {steps}
+      scf.yield {", ".join(f"%n{i}" for i in range(AMX_CHAINS))} : {types}
+  }}
+  %out = memref.alloc() : memref<{16 * AMX_CHAINS}x16xf32>
+  {stores}
+  %t = bufferization.to_tensor %out restrict : memref<{16 * AMX_CHAINS}x16xf32> to tensor<{16 * AMX_CHAINS}x16xf32>
+  return %t : tensor<{16 * AMX_CHAINS}x16xf32>
+}}
+"""
+
+
+def amx_peak(target, repeats: int = 15) -> float:
+    """bf16 GFLOP/s of one core's AMX (16 x 16 x 32 multiply-adds per tdpbf16ps), compiled sequential."""
+    import ml_dtypes
+
+    import ftuner_mlir
+
+    kernel = ftuner_mlir.compile(amx_kernel(), target, num_threads=1)
+    ab = np.full((16, 32), 0.5, ml_dtypes.bfloat16)
+    steps = np.empty(200_000, np.float32)
+    out = kernel(ab, steps)
+    assert np.allclose(out, steps.size * 32 * 0.25), "the AMX peak kernel computed a wrong result"
+    t = _best_of(lambda: kernel(ab, steps, out=out), repeats)
+    return 2.0 * 16 * 16 * 32 * AMX_CHAINS * steps.size / t / 1e9
+
+
 @dataclasses.dataclass
 class MachineLimits:
     fma_gflops: float        # fp32, all cores
     bandwidth_gbs: float     # read + write bytes per second, all cores
+    amx_gflops: float = 0.0  # bf16 on AMX: one core's measured peak x the cores (0: not measured)
+
+    def peak(self, dtype: str) -> float:
+        """The compute peak of `dtype` operands (bf16: the AMX one when measured)."""
+        return self.amx_gflops if dtype == "bf16" and self.amx_gflops else self.fma_gflops
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -117,7 +172,8 @@ def fma_peak(target, cores: int, repeats: int = 15) -> float:
     return 2.0 * cores * steps.size * count * lanes / t / 1e9
 
 
-def measure(target, repeats: int = 15) -> MachineLimits:
+def measure(target, repeats: int = 15, bf16: bool = False) -> MachineLimits:
+    """The fp32 and bandwidth limits; with `bf16`, the AMX peak too where the target has AMX."""
     import ftuner_mlir
 
     lanes = target.lanes(32)
@@ -127,4 +183,5 @@ def measure(target, repeats: int = 15) -> MachineLimits:
     out = np.empty_like(a)
     tb = _best_of(lambda: stream(a, out=out), repeats)
     assert np.array_equal(out[:, :8], 2 * a[:, :8]), "bandwidth kernel computed a wrong result"
-    return MachineLimits(gflops, 2.0 * a.nbytes / tb / 1e9)
+    amx = amx_peak(target, repeats) * target.cores if bf16 and target.bf16_engine == "amx" else 0.0
+    return MachineLimits(gflops, 2.0 * a.nbytes / tb / 1e9, amx)

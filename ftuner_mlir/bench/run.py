@@ -49,7 +49,7 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, libraries=None) -> 
         if frozen is not None:
             errors["frozen"] = rel_err(frozen(*others, out=np.full(case.out_shape, np.nan, np.float32)), reference)
             columns["frozen"] = lambda: frozen(*others)
-        if libraries is None:
+        if libraries is None and sweep.dtype == "f32":
             columns["numpy"] = lambda: sweep.reference(*inputs)
         covered = [cov for _, cov in exe.coverage(*case.shapes)]
         row = dict(x=case.x, dims=case.dims, flops=case.flops,
@@ -70,7 +70,7 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, libraries=None) -> 
         times = median_times(columns, options.min_time)
         times.update(library_times)
         row.update(seconds=times, gflops={k: case.flops / t / 1e9 for k, t in times.items()}, rel_err=errors)
-        row["ftuner_pct_peak"] = 100 * row["gflops"]["ftuner"] / limits.fma_gflops
+        row["ftuner_pct_peak"] = 100 * row["gflops"]["ftuner"] / limits.peak(sweep.dtype)
         rows.append(row)
         log(format_row(sweep, row))
     result = dict(name=sweep.name, title=sweep.title, dynamic_compile_s=dynamic_compile, rows=rows)
@@ -95,10 +95,11 @@ def format_row(sweep, row) -> str:
     cols = " ".join(f"{g[c]:8.1f}" if c in g else f"{'-':>8}" for c in COLUMNS)
     dims = ",".join(f"{k}={v}" for k, v in row["dims"].items())
     vs_static = f"{g['ftuner'] / g['static']:6.2f}" if "static" in g else f"{'-':>6}"
+    vs_numpy = f"{g['ftuner'] / g['numpy']:6.2f}" if "numpy" in g else f"{'-':>6}"
     waste = f"{100 * row['padded_waste']:6.1f}" if "padded_waste" in row else f"{'-':>6}"
     worst = max(row["rel_err"].values())
     return (f"{sweep.name:<11} {row['x']:>4} {dims:<22} {cols} {row['ftuner_pct_peak']:6.1f} "
-            f"{g['ftuner'] / g['numpy']:6.2f} {vs_static} {waste} {worst:8.1e}")
+            f"{vs_numpy} {vs_static} {waste} {worst:8.1e}")
 
 
 def machine() -> dict:
@@ -131,14 +132,18 @@ def run_benchmark(options, log=print) -> dict:
     from . import library_worker, peak, report, single_thread, workloads
 
     target = ftuner_mlir.parse_target(options.target)
+    dtype = getattr(options, "dtype", "f32")
     log(f"target: {target.describe()}")
-    limits = peak.measure(target)
+    limits = peak.measure(target, bf16=dtype == "bf16")
     log(f"machine limits (MLIR kernels): fp32 FMA peak {limits.fma_gflops:.1f} GFLOP/s, "
-        f"memory bandwidth {limits.bandwidth_gbs:.1f} GB/s")
-    builders = {"dense": lambda: workloads.dense(options.t), "bmm_tx64xt": workloads.bmm_tall,
-                "bmm_txtx64": workloads.bmm_wide, "odd": lambda: workloads.odd(options.odd_count)}
+        f"memory bandwidth {limits.bandwidth_gbs:.1f} GB/s" +
+        (f", AMX bf16 peak {limits.amx_gflops:.1f} GFLOP/s (one core's x {target.cores})" if limits.amx_gflops else ""))
+    builders = {"dense": lambda: workloads.dense(options.t).in_dtype(dtype),
+                "bmm_tx64xt": lambda: workloads.bmm_tall().in_dtype(dtype),
+                "bmm_txtx64": lambda: workloads.bmm_wide().in_dtype(dtype),
+                "odd": lambda: workloads.odd(options.odd_count).in_dtype(dtype)}
     compile_fn = lambda text: ftuner_mlir.compile(text, target)   # noqa: E731
-    interpreters = {"numpy": sys.executable}
+    interpreters = {"numpy": sys.executable} if dtype == "f32" else {}     # numpy has no bf16 matmul
     torch_python = library_worker.find_python(getattr(options, "torch_python", None)) if options.torch else None
     if options.torch and torch_python is None:
         log("PyTorch is not installed: no torch column (pip install -e .[torch], or --torch-python PATH)")

@@ -32,20 +32,30 @@ class Sweep:
     varying: tuple[str, ...]              # dims compiled as "?" in the compiled-once module
     cases: tuple[Case, ...] = ()
     weight: int | None = None             # the argument that is a layer's weight (the prepacked column)
+    dtype: str = "f32"                    # the operands' ("bf16": bf16 operands, fp32 accumulation and result)
 
     def with_cases(self, xs_and_dims) -> "Sweep":
         cases = tuple(Case(x, dims, *self.layout(dims)) for x, dims in xs_and_dims)
         return dataclasses.replace(self, cases=cases)
 
+    def in_dtype(self, dtype: str) -> "Sweep":
+        if dtype not in ("f32", "bf16"):
+            raise ValueError(f"sweep dtype must be f32 or bf16, got {dtype!r}")
+        return dataclasses.replace(self, dtype=dtype)
+
     def dynamic_model(self) -> str:
         """The compiled-once module: varying dims dynamic, the others as in the cases."""
-        return self.model(**{k: "?" if k in self.varying else v for k, v in self.cases[0].dims.items()})
+        return self.model(**{k: "?" if k in self.varying else v for k, v in self.cases[0].dims.items()}, dtype=self.dtype)
 
     def static_model(self, dims: dict) -> str:
-        return self.model(**dims)
+        return self.model(**dims, dtype=self.dtype)
 
     def inputs(self, case: Case, rng) -> list[np.ndarray]:
-        return [rng.standard_normal(s, dtype=np.float32) for s in case.shapes]
+        arrays = [rng.standard_normal(s, dtype=np.float32) for s in case.shapes]
+        if self.dtype == "bf16":
+            import ml_dtypes
+            return [a.astype(ml_dtypes.bfloat16) for a in arrays]
+        return arrays
 
 
 def _dense_layout(d):
@@ -64,23 +74,23 @@ def _matmul_layout(d):
 
 
 def dense(ts) -> Sweep:
-    sweep = Sweep("dense", "Dense X[16T x 768] . W[2304 x 768]^T", lambda m: models.dense(2304, 768, m=m),
+    sweep = Sweep("dense", "Dense X[16T x 768] . W[2304 x 768]^T", lambda m, dtype: models.dense(2304, 768, dtype, m=m),
                   _dense_layout, lambda x, w: x @ w.T, ("m",), weight=1)
     return sweep.with_cases((t, dict(m=16 * t)) for t in ts)
 
 
-def _bmm(**dims) -> str:
-    return models.batch_matmul(batch=192, **dims)
+def _bmm(dtype="f32", **dims) -> str:
+    return models.batch_matmul(dtype, batch=192, **dims)
 
 
 def bmm_tall(ts=BMM_T) -> Sweep:
-    sweep = Sweep("bmm_tx64xt", "BatchMatmul [192,T,64] x [192,64,T]", lambda m, n, k: _bmm(m=m, n=n, k=k),
+    sweep = Sweep("bmm_tx64xt", "BatchMatmul [192,T,64] x [192,64,T]", lambda m, n, k, dtype: _bmm(dtype, m=m, n=n, k=k),
                   _bmm_layout, operator.matmul, ("m", "n"))
     return sweep.with_cases((t, dict(m=t, n=t, k=64)) for t in ts)
 
 
 def bmm_wide(ts=BMM_T) -> Sweep:
-    sweep = Sweep("bmm_txtx64", "BatchMatmul [192,T,T] x [192,T,64]", lambda m, n, k: _bmm(m=m, n=n, k=k),
+    sweep = Sweep("bmm_txtx64", "BatchMatmul [192,T,T] x [192,T,64]", lambda m, n, k, dtype: _bmm(dtype, m=m, n=n, k=k),
                   _bmm_layout, operator.matmul, ("m", "k"))
     return sweep.with_cases((t, dict(m=t, n=64, k=t)) for t in ts)
 
@@ -91,5 +101,5 @@ def odd(count: int = 16, seed: int = 7) -> Sweep:
     rng = np.random.default_rng(seed)
     draws = [tuple(int(v) for v in rng.choice(pool, 3)) for _ in range(count)]
     sweep = Sweep("odd", "Odd shapes: M, N, K in {1} + primes <= 2048",
-                  lambda m, n, k: models.matmul(m=m, n=n, k=k), _matmul_layout, operator.matmul, ("m", "n", "k"))
+                  lambda m, n, k, dtype: models.matmul(dtype, m=m, n=n, k=k), _matmul_layout, operator.matmul, ("m", "n", "k"))
     return sweep.with_cases((i, dict(m=m, n=n, k=k)) for i, (m, n, k) in enumerate(draws))

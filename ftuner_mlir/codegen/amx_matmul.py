@@ -110,16 +110,20 @@ def _read_bits(source, row0, col0, rows: int, cols: int, rows_left, cols_left, b
     (row0, col0), zeros past `rows_left` rows and `cols_left` columns: one masked row read each, made
     integers at once (bf16 lanes moved through control flow or one by one would go through fp32)."""
     row_type = ir.VectorType.get([cols * 16 // bits], ir.IntegerType.get_signless(bits))
-    zero_i = index(0)
-    out = arith.ConstantOp(ir.VectorType.get([rows] + row_type.shape, row_type.element_type),
-                           ir.DenseElementsAttr.get_splat(ir.VectorType.get([rows] + row_type.shape, row_type.element_type),
-                                                          ir.IntegerAttr.get(row_type.element_type, 0))).result
+    block_type = ir.VectorType.get([rows] + row_type.shape, row_type.element_type)
+    out = arith.ConstantOp(block_type, ir.DenseElementsAttr.get_splat(
+        block_type, ir.IntegerAttr.get(row_type.element_type, 0))).result
     for r in range(rows):
-        live = arith.SelectOp(cmp(_UGT, rows_left, index(r)), cols_left, zero_i).result
-        line = _read([cols], _bf16(), source, [_add(row0, index(r)), col0], _mask([cols], [live]))
-        out = vector.InsertOp(arith.BitcastOp(ir.VectorType.get([cols], ir.IntegerType.get_signless(16)), line).result
-                              if bits == 16 else vector.BitCastOp(row_type, line).result, out, [], [r]).result
+        line = _read_row_bits(source, row0, col0, r, cols, rows_left, cols_left)
+        out = vector.InsertOp(line if bits == 16 else vector.BitCastOp(row_type, line).result, out, [], [r]).result
     return out
+
+
+def _read_row_bits(source, row0, col0, r: int, cols: int, rows_left, cols_left) -> ir.Value:
+    """Row r of the bf16 block at (row0, col0) as `cols` i16 (zeros past the block's edges)."""
+    live = arith.SelectOp(cmp(_UGT, rows_left, index(r)), cols_left, index(0)).result
+    line = _read([cols], _bf16(), source, [_add(row0, index(r)), col0], _mask([cols], [live]))
+    return arith.BitcastOp(ir.VectorType.get([cols], ir.IntegerType.get_signless(16)), line).result
 
 
 def _write(value: ir.Value, dest: ir.Value, indices, mask=None) -> None:
@@ -165,11 +169,13 @@ def emit_pack(aset: AmxSet):
                     moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE], i32), pairs, [1, 0]).result
                     vnni = vector.BitCastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), moved).result
                 else:                           # 32 K x 16 columns: interleave each pair of K rows
-                    bits = _read_bits(b, k, _add(j0, col), K_STEP, N_TILE, k_left, cols_left, 16)
-                    split = vector.ShapeCastOp(ir.VectorType.get([N_TILE, 2, N_TILE], i16), bits).result
-                    moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE, 2], i16), split, [0, 2, 1]).result
-                    flat = vector.ShapeCastOp(ir.VectorType.get([N_TILE, K_STEP], i16), moved).result
-                    vnni = arith.BitcastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), flat).result
+                    at = [k, _add(j0, col)]
+                    rows = [_read_row_bits(b, *at, r, N_TILE, k_left, cols_left) for r in range(K_STEP)]
+                    for r in range(N_TILE):
+                        pair = vector.InterleaveOp(rows[2 * r], rows[2 * r + 1]).result
+                        _write(arith.BitcastOp(ir.VectorType.get([K_STEP], bf16), pair).result, panels,
+                               [_add(arith.MulIOp(p, half).result, _add(_mul(s, TILE_ROWS), index(r))), zero])
+                    return []
                 _write(vnni, panels, [_add(arith.MulIOp(p, half).result, _mul(s, TILE_ROWS)), zero])
                 return []
             for_loop(zero, steps, one, [], step)
@@ -332,7 +338,10 @@ def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
                     _read([K_STEP], _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
                 scf.YieldOp([])
             for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
-                _call(rows_name(rows, aset, zero_init), [a, tail, panels, c, scratch, i0, _add(i0, lo), _add(i0, hi),
-                                                          j0, bn, k, half])
+                some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has
+                with ir.InsertionPoint(some.then_block):
+                    _call(rows_name(rows, aset, zero_init), [a, tail, panels, c, scratch, i0, _add(i0, lo),
+                                                              _add(i0, hi), j0, bn, k, half])
+                    scf.YieldOp([])
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/cpu.py)
         func.ReturnOp([])

@@ -14,14 +14,15 @@ from mlir import ir
 from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.symbols import add_functions, symbols
-from ..ir.walk import functions
+from ..ir.walk import functions, walk
 from .dispatch_calls import DISPATCH_ATTR
 
 USES_AMX_ATTR = "ftuner.uses_amx"     # on the module: its loader must request the AMX tile state
 
 
 def build_amx_bodies(module_op, emit) -> None:
-    """`emit`: the AMX emitter (codegen/amx_matmul, handed down by the pass: lowering sits below codegen)."""
+    """`emit`: the AMX emitter (codegen/amx_matmul, handed down by the pass: lowering sits below codegen).
+    A module with AMX code of any origin is marked USES_AMX_ATTR."""
     present = symbols(module_op)
     for fn in [f for f in functions(module_op) if AMX_ATTR in f.attributes]:
         aset = amx_set_from_attr(fn.attributes[AMX_ATTR])
@@ -34,4 +35,5 @@ def build_amx_bodies(module_op, emit) -> None:
         add_functions(module_op, present, "", lambda: emit.emit_helpers(aset, zero_init), fn.location)
         emit.build_body(fn, aset, zero_init)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
+    if any(op.operation.name.startswith("amx.") for op in walk(module_op)):
         module_op.attributes[USES_AMX_ATTR] = ir.UnitAttr.get()

@@ -28,9 +28,15 @@ def outline_top_level_loops(module_op) -> None:
     module_block = module_op.regions[0].blocks[0]
     for fn in public_functions(module_op):
         name = fn.attributes["sym_name"].value
-        loops = [op for op in fn.regions[0].blocks[0].operations if op.operation.name in OUTLINED_OPS]
+        loops = [op for op in fn.regions[0].blocks[0].operations if op.operation.name in OUTLINED_OPS
+                 and all(_passable(v.type) for v in [*op.results, *_captured(op)])]
         for number, loop in enumerate(loops):
             _outline(loop, f"ftuner_outlined_{name}_{number}", module_block)
+
+
+def _passable(t: ir.Type) -> bool:
+    """A value of type `t` can cross a call (an AMX tile, say, cannot: it lives in the tile registers)."""
+    return isinstance(t, (ir.IntegerType, ir.IndexType, ir.FloatType, ir.MemRefType, ir.VectorType))
 
 
 def _outline(loop, name: str, module_block) -> None:

@@ -368,6 +368,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip the prepacked column (Dense: the weight frozen into the module, freeze_arguments)")
     p.add_argument("--no-single-thread", dest="single_thread", action="store_false",
                    help="skip the single-threaded Dense cases (T = 1, 16, 128: %% of one core's FMA peak)")
+    p.add_argument("--dtype", default="f32", choices=("f32", "bf16"),
+                   help="operands of the sweeps: bf16 runs the matrix engine (AMX) with fp32 accumulation, against "
+                        "torch's bf16 matmuls and the measured AMX peak; no numpy column (default: f32)")
     p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")
     p.add_argument("--torch-python", default=None,
                    help="interpreter with torch installed for the PyTorch column (default: this one)")

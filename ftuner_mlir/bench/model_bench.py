@@ -18,23 +18,33 @@ from .model_demo import PAPER_T, TOLERANCE, build_and_compile, inputs, relative_
 from .report import geomean
 
 BASELINES = ("torch_eager", "torch_compile")     # model_worker.MODES
+BF16_BASELINES = ("torch_eager", "torch_autocast_bf16")   # with matmul_precision="bf16"
+# bf16 matmuls round each operand to 8 significant bits: the error against fp32 torch is judged against
+# torch.autocast's own on the same inputs (at most twice it), not the fp32 tolerance
+BF16_ERROR_FACTOR = 2.0
 WORKER_TIMEOUT_S = 3600
 
 
-def _ftuner_side(kind, batch, ts, layers, min_time, seed, config) -> dict:
+def _ftuner_side(kind, batch, ts, layers, min_time, seed, config, matmul_precision="f32") -> dict:
     import ftuner_mlir.torch  # noqa: F401  (first: torch then shares the compiled code's OpenMP runtime)
     import torch
 
     from .measure import median_times
 
-    module, cfg, compiled, seconds = build_and_compile(kind, layers, batch, ts, seed, config)
+    module, cfg, compiled, seconds = build_and_compile(kind, layers, batch, ts, seed, config,
+                                                       matmul_precision=matmul_precision)
     rows = []
     with torch.no_grad():
         for length, ids in zip(ts, inputs(cfg, batch, ts, seed)):
             want = module(ids)
             got = compiled(ids)
-            rows.append({"T": length, "ftuner_s": median_times({"ftuner": lambda: compiled(ids)}, min_time)["ftuner"],
-                         "rel_err": relative_error(got, want), "checksum": float(want.double().abs().sum())})
+            row = {"T": length, "ftuner_s": median_times({"ftuner": lambda: compiled(ids)}, min_time)["ftuner"],
+                   "rel_err": relative_error(got, want), "checksum": float(want.double().abs().sum())}
+            if matmul_precision == "bf16":
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    row["autocast_rel_err"] = relative_error(module(ids).float(), want)
+                row["tolerance"] = BF16_ERROR_FACTOR * row["autocast_rel_err"]
+            rows.append(row)
     return {"ftuner_compile_s": seconds, "timings": compiled.timings, "rows": rows}
 
 
@@ -53,9 +63,9 @@ def _baseline(mode, kind, batch, ts, layers, min_time, seed, config) -> dict:
 
 
 def measure_model(kind, batch, ts, layers=None, min_time=0.3, seed=0, baselines=BASELINES, config=None,
-                  log=print) -> dict:
+                  log=print, matmul_precision="f32") -> dict:
     """One (model, batch): ftuner's rows merged with each baseline's, and the geomean speedups."""
-    mine = _ftuner_side(kind, batch, ts, layers, min_time, seed, config)
+    mine = _ftuner_side(kind, batch, ts, layers, min_time, seed, config, matmul_precision)
     log(f"{kind} batch {batch}: ftuner compiled once in {mine['ftuner_compile_s']:.1f} s")
     others = {mode: _baseline(mode, kind, batch, ts, layers, min_time, seed, config) for mode in baselines}
     rows = []
@@ -66,26 +76,29 @@ def measure_model(kind, batch, ts, layers=None, min_time=0.3, seed=0, baselines=
             merged[f"{mode}_s"] = theirs["seconds"]
             merged[f"{mode}_first_call_s"] = theirs["first_call_s"]
             # same model and inputs in the other process: its output must be the one checked here
-            merged[f"{mode}_same_output"] = abs(theirs["checksum"] - row["checksum"]) <= 1e-3 * abs(row["checksum"])
+            merged[f"{mode}_same_output"] = abs(theirs["checksum"] - row["checksum"]) <= 1e-3 * abs(row["checksum"]) \
+                or mode == "torch_autocast_bf16"
         rows.append(merged)
     speedup = {mode: geomean([r[f"{mode}_s"] / r["ftuner_s"] for r in rows]) for mode in others}
     worst = {mode: min(r[f"{mode}_s"] / r["ftuner_s"] for r in rows) for mode in others}
     return {"model": kind, "batch": batch, "layers": layers, "config": config or {}, "ts": list(ts),
             "ftuner_compile_s": mine["ftuner_compile_s"], "timings": mine["timings"], "rows": rows,
             "speedup_geomean": speedup, "speedup_worst": worst,
-            "failures": sum(not r["rel_err"] <= TOLERANCE for r in rows),
+            "matmul_precision": matmul_precision,
+            "failures": sum(not r["rel_err"] <= r.get("tolerance", TOLERANCE) for r in rows),
             "baseline_threads": {mode: other["threads"] for mode, other in others.items()}}
 
 
 def format_table(result: dict) -> str:
-    modes = [m for m in BASELINES if f"{m}_s" in result["rows"][0]]
+    modes = [m for m in dict.fromkeys(BASELINES + BF16_BASELINES) if f"{m}_s" in result["rows"][0]]
     head = f"{'T':>4} {'ftuner ms':>10}" + "".join(f" {m + ' ms':>16} {m + '/ftuner':>20}" for m in modes)
     lines = [f"{result['model']} batch {result['batch']}" + (f", {result['layers']} layers" if result["layers"] else ""),
              head + f" {'max rel.err':>11}"]
     for r in result["rows"]:
         cells = "".join(f" {r[f'{m}_s'] * 1e3:>16.2f} {r[f'{m}_s'] / r['ftuner_s']:>20.2f}" for m in modes)
-        lines.append(f"{r['T']:>4} {r['ftuner_s'] * 1e3:>10.2f}{cells} {r['rel_err']:>11.1e}"
-                     f"{'' if r['rel_err'] <= TOLERANCE else '  WRONG'}")
+        autocast = f" (autocast {r['autocast_rel_err']:.1e})" if "autocast_rel_err" in r else ""
+        lines.append(f"{r['T']:>4} {r['ftuner_s'] * 1e3:>10.2f}{cells} {r['rel_err']:>11.1e}{autocast}"
+                     f"{'' if r['rel_err'] <= r.get('tolerance', TOLERANCE) else '  WRONG'}")
     lines.append("geomean speedup (> 1: ftuner faster): " + ", ".join(
         f"vs {m} {result['speedup_geomean'][m]:.2f}x (worst T {result['speedup_worst'][m]:.2f}x)" for m in modes))
     return "\n".join(lines)
@@ -123,12 +136,13 @@ def write_png(path: Path, results: list[dict]) -> bool:
 
 
 def run(models, batches, ts=PAPER_T, layers=None, min_time=0.3, seed=0, baselines=BASELINES,
-        out: Path = Path("bench-results"), machine: dict | None = None, config=None, log=print) -> list[dict]:
+        out: Path = Path("bench-results"), machine: dict | None = None, config=None, log=print,
+        matmul_precision: str = "f32") -> list[dict]:
     results = []
     out.mkdir(parents=True, exist_ok=True)
     for kind in models:
         for batch in batches:
-            result = measure_model(kind, batch, ts, layers, min_time, seed, baselines, config, log)
+            result = measure_model(kind, batch, ts, layers, min_time, seed, baselines, config, log, matmul_precision)
             log(format_table(result))
             results.append(result)
             # after every model: a long run that is stopped keeps what it measured

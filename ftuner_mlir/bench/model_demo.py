@@ -14,7 +14,7 @@ TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
 def build_and_compile(kind: str, depth: int | None, batch: int, ts, seed: int, config: dict | None = None,
-                      profile: bool = False):
+                      profile: bool = False, matmul_precision: str = "f32"):
     """The model (random weights from its config, `config` overriding fields; depth: layers, None: the
     config's) and its one ftuner compilation with a dynamic T: (module, config, compiled, seconds)."""
     import ftuner_mlir.torch as ftorch      # first: torch then shares the compiled code's OpenMP runtime
@@ -26,7 +26,7 @@ def build_and_compile(kind: str, depth: int | None, batch: int, ts, seed: int, c
     example = torch.randint(0, cfg.vocab_size, (batch, EXPORT_T), generator=torch.Generator().manual_seed(seed))
     dims = ({1: torch.export.Dim("T", min=2, max=max(max(ts), EXPORT_T))},)
     started = time.perf_counter()
-    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims, profile=profile)
+    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims, profile=profile, matmul_precision=matmul_precision)
     return module, cfg, compiled, time.perf_counter() - started
 
 

@@ -212,9 +212,11 @@ def bench_models(args) -> int:
     from ftuner_mlir.bench.run import machine
 
     baselines = model_bench.BASELINES if args.torch_compile else model_bench.BASELINES[:1]
+    if args.dtype == "bf16":        # the fp32 model with bf16 matmuls, against torch.autocast's
+        baselines = model_bench.BF16_BASELINES
     ts = args.model_t or list(model_bench.PAPER_T)
     results = model_bench.run(args.models, args.batches, ts, args.layers, args.min_time, args.seed, baselines,
-                              Path(args.out), machine())
+                              Path(args.out), machine(), matmul_precision=args.dtype)
     failures = sum(r["failures"] for r in results)
     if failures:
         print(f"WRONG RESULTS: {failures} outputs differ from torch eager")
@@ -370,7 +372,9 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="skip the single-threaded Dense cases (T = 1, 16, 128: %% of one core's FMA peak)")
     p.add_argument("--dtype", default="f32", choices=("f32", "bf16"),
                    help="operands of the sweeps: bf16 runs the matrix engine (AMX) with fp32 accumulation, against "
-                        "torch's bf16 matmuls and the measured AMX peak; no numpy column (default: f32)")
+                        "torch's bf16 matmuls and the measured AMX peak; no numpy column. With --models: the fp32 "
+                        "model compiled with matmul_precision=bf16, against torch eager and torch.autocast(bf16) "
+                        "(default: f32)")
     p.add_argument("--no-torch", dest="torch", action="store_false", help="skip PyTorch even if installed")
     p.add_argument("--torch-python", default=None,
                    help="interpreter with torch installed for the PyTorch column (default: this one)")

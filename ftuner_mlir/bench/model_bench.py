@@ -18,7 +18,13 @@ from .model_demo import PAPER_T, TOLERANCE, build_and_compile, inputs, relative_
 from .report import geomean
 
 BASELINES = ("torch_eager", "torch_compile")     # model_worker.MODES
-BF16_BASELINES = ("torch_eager", "torch_autocast_bf16")   # with matmul_precision="bf16"
+BF16_BASELINES = ("torch_eager", "torch_autocast_bf16", "openvino_bf16")   # with matmul_precision="bf16"
+
+
+def available(baselines) -> tuple:
+    """`baselines` less OpenVINO's where it is not installed (an optional extra: pip install openvino)."""
+    import importlib.util
+    return tuple(b for b in baselines if not b.startswith("openvino") or importlib.util.find_spec("openvino"))
 # bf16 matmuls round each operand to 8 significant bits: the error against fp32 torch is judged against
 # torch.autocast's own on the same inputs (at most twice it), not the fp32 tolerance
 BF16_ERROR_FACTOR = 2.0
@@ -75,9 +81,11 @@ def measure_model(kind, batch, ts, layers=None, min_time=0.3, seed=0, baselines=
             theirs = other["rows"][i]
             merged[f"{mode}_s"] = theirs["seconds"]
             merged[f"{mode}_first_call_s"] = theirs["first_call_s"]
+            if "rel_err" in theirs:
+                merged[f"{mode}_rel_err"] = theirs["rel_err"]
             # same model and inputs in the other process: its output must be the one checked here
             merged[f"{mode}_same_output"] = abs(theirs["checksum"] - row["checksum"]) <= 1e-3 * abs(row["checksum"]) \
-                or mode == "torch_autocast_bf16"
+                or mode.endswith("_bf16")        # bf16 rounding moves the checksum past 1e-3
         rows.append(merged)
     speedup = {mode: geomean([r[f"{mode}_s"] / r["ftuner_s"] for r in rows]) for mode in others}
     worst = {mode: min(r[f"{mode}_s"] / r["ftuner_s"] for r in rows) for mode in others}
@@ -97,6 +105,7 @@ def format_table(result: dict) -> str:
     for r in result["rows"]:
         cells = "".join(f" {r[f'{m}_s'] * 1e3:>16.2f} {r[f'{m}_s'] / r['ftuner_s']:>20.2f}" for m in modes)
         autocast = f" (autocast {r['autocast_rel_err']:.1e})" if "autocast_rel_err" in r else ""
+        autocast += f" (openvino {r['openvino_bf16_rel_err']:.1e})" if "openvino_bf16_rel_err" in r else ""
         lines.append(f"{r['T']:>4} {r['ftuner_s'] * 1e3:>10.2f}{cells} {r['rel_err']:>11.1e}{autocast}"
                      f"{'' if r['rel_err'] <= r.get('tolerance', TOLERANCE) else '  WRONG'}")
     lines.append("geomean speedup (> 1: ftuner faster): " + ", ".join(

@@ -12,7 +12,7 @@ import json
 import sys
 import time
 
-MODES = ("torch_eager", "torch_compile", "torch_autocast_bf16")
+MODES = ("torch_eager", "torch_compile", "torch_autocast_bf16", "openvino_bf16")
 
 
 def _autocast_bf16(module):
@@ -26,6 +26,20 @@ def _autocast_bf16(module):
     return run
 
 
+def _openvino(module, example, precision: str):
+    """The model converted by OpenVINO with batch and length dynamic, compiled for the CPU with
+    INFERENCE_PRECISION_HINT `precision` (its default on an AMX CPU is bf16). Needs `pip install openvino`."""
+    import openvino as ov
+    import torch
+
+    model = ov.convert_model(module, example_input=example, input=[ov.PartialShape([-1, -1])])
+    compiled = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": precision})
+
+    def run(ids):
+        return torch.from_numpy(compiled(ids.numpy())[0])
+    return run
+
+
 def measure(request: dict) -> dict:
     import torch
 
@@ -36,8 +50,10 @@ def measure(request: dict) -> dict:
     kind, batch, ts = request["model"], request["batch"], request["ts"]
     module, cfg = build(kind, request["seed"], **{**request.get("config", {}),
                                                   **layer_overrides(kind, request.get("layers"))})
-    runner = {"torch_eager": module, "torch_compile": torch.compile(module, dynamic=True),
-              "torch_autocast_bf16": _autocast_bf16(module)}[request["mode"]]
+    builders = {"torch_eager": lambda: module, "torch_compile": lambda: torch.compile(module, dynamic=True),
+                "torch_autocast_bf16": lambda: _autocast_bf16(module),
+                "openvino_bf16": lambda: _openvino(module, inputs(cfg, batch, ts[:1], request["seed"])[0], "bf16")}
+    runner = builders[request["mode"]]()
     rows = []
     with torch.no_grad():
         for length, ids in zip(ts, inputs(cfg, batch, ts, request["seed"])):
@@ -45,8 +61,11 @@ def measure(request: dict) -> dict:
             out = runner(ids)
             first = time.perf_counter() - started
             seconds = median_times({"torch": lambda: runner(ids)}, request["min_time"])["torch"]
-            rows.append({"T": length, "seconds": seconds, "first_call_s": first,
-                         "checksum": float(out.double().abs().sum())})
+            row = {"T": length, "seconds": seconds, "first_call_s": first, "checksum": float(out.double().abs().sum())}
+            if request["mode"].endswith("_bf16"):           # its accuracy: against the fp32 model in torch
+                want = module(ids).double()
+                row["rel_err"] = float((out.double() - want).abs().max() / want.abs().max())
+            rows.append(row)
     return {"mode": request["mode"], "threads": torch.get_num_threads(), "torch": torch.__version__, "rows": rows}
 
 

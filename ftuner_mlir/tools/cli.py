@@ -229,7 +229,7 @@ def bench_models(args) -> int:
 
     baselines = model_bench.BASELINES if args.torch_compile else model_bench.BASELINES[:1]
     if args.dtype == "bf16":        # the fp32 model with bf16 matmuls, against torch.autocast's
-        baselines = model_bench.BF16_BASELINES
+        baselines = model_bench.available(model_bench.BF16_BASELINES)
     ts = args.model_t or list(model_bench.PAPER_T)
     results = model_bench.run(args.models, args.batches, ts, args.layers, args.min_time, args.seed, baselines,
                               Path(args.out), machine(), matmul_precision=args.dtype)

@@ -91,11 +91,28 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
     """torch.export of the module in eval mode, without gradients."""
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"ftuner_mlir.torch.compile takes a torch.nn.Module, got {type(module).__name__}")
+    _refuse_half_precision(module, args, kwargs)
     with _exportable(module), torch.no_grad():
         try:
             return torch.export.export(module, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes)
         except Exception as err:
             raise UnsupportedModel(f"torch.export failed: {type(err).__name__}: {_first_lines(err)}") from err
+
+
+HALF_PRECISION = (torch.bfloat16, torch.float16)
+
+
+def _refuse_half_precision(module: torch.nn.Module, args: tuple, kwargs: dict | None) -> None:
+    """A model cast to bf16 or fp16 computes its softmax, norms and activations in that type, which the
+    CPU pipeline has no code for yet: refused here, naming a tensor, instead of failing inside LLVM."""
+    named = list(module.named_parameters()) + list(module.named_buffers())
+    named += [(f"input #{i}", a) for i, a in enumerate(args)] + [(f"input {k!r}", v) for k, v in (kwargs or {}).items()]
+    for name, value in named:
+        if isinstance(value, torch.Tensor) and value.dtype in HALF_PRECISION:
+            raise UnsupportedModel(
+                f"{name} is {value.dtype}: models in bf16 or fp16 are not compiled yet. Compile the fp32 model "
+                f"with matmul_precision='bf16' to run its matmuls in bf16 on AMX (softmax, norms and the "
+                f"residual stream stay fp32, as torch.autocast does)")
 
 
 def _first_lines(err: Exception, n: int = 6) -> str:

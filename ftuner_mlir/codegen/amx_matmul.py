@@ -38,9 +38,9 @@ def _z(zero: bool) -> str:
     return "_z" if zero else ""
 
 
-def dispatch_name(aset: AmxSet, zero: bool = False) -> str:
+def dispatch_name(aset: AmxSet, zero: bool = False, prepacked: int | None = None) -> str:
     return (f"ftuner_amx_dispatch_{aset.family}_{aset.mr}x{aset.nr}_b{aset.b_block_bytes >> 10}k"
-            f"_p{aset.cores}{_z(zero)}")
+            f"_p{aset.cores}{f'_pw{prepacked}' if prepacked else ''}{_z(zero)}")
 
 
 def rows_name(rows: int, aset: AmxSet, zero: bool = False) -> str:
@@ -70,25 +70,60 @@ def _rows_of_32() -> ir.MemRefType:
     return ir.MemRefType.get([_DYN, K_STEP], _bf16())
 
 
+def _panel_view() -> ir.MemRefType:
+    """A task's panels: rows of 32 bf16 from some offset (of its own pack, or of a prepacked weight)."""
+    return ir.MemRefType.get([_DYN, K_STEP], _bf16(), ir.StridedLayoutAttr.get(_DYN_STRIDE, [K_STEP, 1]))
+
+
+PREPACKED_ATTR = "ftuner.amx_prepacked"     # on a dispatch whose B is VNNI panels of height `half` (i64)
+
+
 def _scratch_type(aset: AmxSet) -> ir.MemRefType:
     """The edge panel's C tiles, one above the other (rows of 16 fp32)."""
     return ir.MemRefType.get([aset.row_tiles * TILE_ROWS, N_TILE], _f32())
 
 
-def emit_placeholder(aset: AmxSet, zero_init: bool):
+def emit_placeholder(aset: AmxSet, zero_init: bool, prepacked: int | None = None):
     """(A, B, C) -> C + A.B on tensors (A.B with `zero_init`: C is only the result's storage), as a
-    linalg.matmul of the family: the body `build_body` replaces once the function is on buffers."""
+    linalg.matmul of the family: the body `build_body` replaces once the function is on buffers. With
+    `prepacked` (the panel height `half`), B is the weight's VNNI panels (codegen/weight_panels.py),
+    read by a generic that indexes them as the pack laid them out."""
     rank = 3 if aset.batched else 2
     a = b = tensor_type([None] * rank, _bf16())
     c = tensor_type([None] * rank, _f32())
 
     def body(a, b, c):
         init = linalg.fill(float_constant(_f32()), outs=[c]) if zero_init else c
+        if prepacked:
+            return [_matmul_on_panels(a, b, init, prepacked)]
         return [family_matmul(a, b, init, aset.family)]
     attributes = {AMX_ATTR: amx_set_to_attr(aset)}
     if zero_init:
         attributes[ZERO_INIT_ATTR] = ir.UnitAttr.get()
-    return private_function(dispatch_name(aset, zero_init), [a, b, c], [c], attributes, body)
+    if prepacked:
+        attributes[PREPACKED_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), prepacked)
+    return private_function(dispatch_name(aset, zero_init, prepacked), [a, b, c], [c], attributes, body)
+
+
+def _matmul_on_panels(a: ir.Value, panels: ir.Value, init: ir.Value, half: int) -> ir.Value:
+    """C[m, n] += A[m, k] * panels[(n / 16) * half + k / 2, (n % 16) * 2 + k % 2], fp32 accumulation."""
+    m, n, k = (ir.AffineExpr.get_dim(i) for i in range(3))
+    width, two = ir.AffineExpr.get_constant(N_TILE), ir.AffineExpr.get_constant(2)
+    panel_row = ir.AffineExpr.get_add(ir.AffineExpr.get_mul(ir.AffineExpr.get_floor_div(n, width),
+                                                            ir.AffineExpr.get_constant(half)),
+                                      ir.AffineExpr.get_floor_div(k, two))
+    panel_col = ir.AffineExpr.get_add(ir.AffineExpr.get_mul(ir.AffineExpr.get_mod(n, width), two),
+                                      ir.AffineExpr.get_mod(k, two))
+    maps = [ir.AffineMap.get(3, 0, exprs) for exprs in ([m, k], [panel_row, panel_col], [m, n])]
+    kinds = [ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in ("parallel", "parallel", "reduction")]
+    op = linalg.GenericOp([init.type], [a, panels], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]),
+                          ir.ArrayAttr.get(kinds))
+    block = op.regions[0].blocks.append(_bf16(), _bf16(), _f32())
+    with ir.InsertionPoint(block):
+        x, w, acc = block.arguments
+        product = arith.MulFOp(arith.ExtFOp(_f32(), x).result, arith.ExtFOp(_f32(), w).result).result
+        linalg.YieldOp([arith.AddFOp(acc, product).result])
+    return op.result
 
 
 def _mask(shape, sizes) -> ir.Value:
@@ -183,7 +218,7 @@ def emit_pack(aset: AmxSet):
         for_loop(zero, count, one, [], panel)
         return []
     index_type = ir.IndexType.get()
-    return private_function(pack_name(aset), [operand_type(bf16), _rows_of_32()] + [index_type] * 4, [],
+    return private_function(pack_name(aset), [operand_type(bf16), _panel_view()] + [index_type] * 4, [],
                             {"ftuner.amx_pack": ir.UnitAttr.get()}, body)
 
 
@@ -273,7 +308,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
         for_loop(lo, hi, index(rows), [], strip)
         return []
     index_type = ir.IndexType.get()
-    inputs = [operand_type(_bf16()), _rows_of_32(), _rows_of_32(), operand_type(f32), _scratch_type(aset)]
+    inputs = [operand_type(_bf16()), _rows_of_32(), _panel_view(), operand_type(f32), _scratch_type(aset)]
     fn = private_function(rows_name(rows, aset, zero), inputs + [index_type] * 7, [],
                           {"ftuner.amx_rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
     fn.attributes["no_inline"] = ir.UnitAttr.get()       # one tile configuration per call: never merged
@@ -300,8 +335,9 @@ def _matrix(operand: ir.Value, at: ir.Value) -> ir.Value:
     return memref.subview(operand, [at, 0, 0], sizes, [1, 1, 1], result_type=operand_type(t.element_type))
 
 
-def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
-    """Replace the body of bufferized placeholder `fn` (A, B, C memrefs; no results) with the AMX code."""
+def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None) -> None:
+    """Replace the body of bufferized placeholder `fn` (A, B, C memrefs; no results) with the AMX code;
+    with `prepacked`, B is the weight's VNNI panels of that height and a task reads its own in place."""
     block = fn.regions[0].blocks[0]
     for op in reversed(list(block.operations)):       # users before what they use
         op.erase()
@@ -309,14 +345,15 @@ def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
     rank = 3 if aset.batched else 2
     lead = rank - 2                                     # index of C's row dim
     with ir.InsertionPoint(block), fn.location:
-        a, b = (memref.CastOp(operand_type(_bf16(), rank), v).result for v in (a_arg, b_arg))
+        a = memref.CastOp(operand_type(_bf16(), rank), a_arg).result
+        b = memref.CastOp(_panel_view() if prepacked else operand_type(_bf16(), rank), b_arg).result
         c = memref.CastOp(operand_type(_f32(), rank), c_arg).result
         zero, one = index(0), index(1)
         m, n = memref.DimOp(c, index(lead)).result, memref.DimOp(c, index(lead + 1)).result
         k = memref.DimOp(a, index(lead + 1)).result
         batch = memref.DimOp(c, zero).result if aset.batched else one
         mc, nc = block_shape(aset, m, n, k, AR, batch)
-        half = _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)       # rows of a panel
+        half = index(prepacked) if prepacked else _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)
         loop = scf.ForallOp([0] * rank, [batch, m, n][-rank:], [1, mc, nc][-rank:], [])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
@@ -326,10 +363,16 @@ def build_body(fn, aset: AmxSet, zero_init: bool) -> None:
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
             aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
             panel_rows = arith.MulIOp(arith.CeilDivUIOp(bn, index(N_TILE)).result, half).result
-            panels = memref.AllocOp(_rows_of_32(), [panel_rows], [], alignment=aligned).result
+            if prepacked:            # this task's panels: the weight's from its first column's on
+                first = arith.MulIOp(arith.DivUIOp(j0, index(N_TILE)).result, half).result
+                panels = memref.subview(b, [first, 0], [panel_rows, K_STEP], [1, 1], result_type=_panel_view())
+            else:
+                panels = memref.CastOp(_panel_view(), memref.AllocOp(_rows_of_32(), [panel_rows], [],
+                                                                     alignment=aligned).result).result
             tail = memref.AllocOp(_rows_of_32(), [bm], [], alignment=aligned).result
             scratch = memref.AllocOp(_scratch_type(aset), [], [], alignment=aligned).result
-            _call(pack_name(aset), [b, panels, j0, bn, k, half])
+            if not prepacked:
+                _call(pack_name(aset), [b, panels, j0, bn, k, half])
             full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
             rest = arith.SubIOp(k, full_k).result
             scf_if = scf.IfOp(cmp(_UGT, rest, zero))

@@ -28,6 +28,34 @@ def panels(weight_nk: np.ndarray, nr: int) -> np.ndarray:
     return np.ascontiguousarray(padded.reshape(count, nr, k).transpose(0, 2, 1))
 
 
+def vnni_panels(weight_nk: np.ndarray, width: int = 16, k_step: int = 32) -> np.ndarray:
+    """N x K (bf16) -> the AMX dispatch's VNNI panels for the whole weight, [ceil(N/width) * half, 2 *
+    width] with half = K rounded up to k_step, over 2: panel p's row kp holds K rows 2kp and 2kp + 1 of
+    columns p*width.. interleaved (B[2kp + e, p*width + c] at [p*half + kp, 2c + e]); zeros past N and K.
+    A task's panels are then the contiguous rows from (its first column / width) * half on
+    (codegen/amx_matmul.py, `prepacked`)."""
+    n, k = weight_nk.shape
+    count, half = -(-n // width), -(-k // k_step) * k_step // 2
+    padded = np.zeros((2 * half, count * width), weight_nk.dtype)
+    padded[:k, :n] = weight_nk.T
+    return np.ascontiguousarray(padded.reshape(half, 2, count, width).transpose(2, 0, 3, 1)
+                                .reshape(count * half, 2 * width))
+
+
+def amx_packed_weight(op, transpose_b: bool) -> tuple[ir.Value, int] | None:
+    """For a 2-D bf16 matmul (on AMX) whose B is a readable constant: its VNNI panels as a constant
+    (inserted before `op`) and the panel height `half`; else None (B is packed per call)."""
+    weight = constant_array(op.operands[1])
+    if weight is None or weight.ndim != 2:
+        return None
+    weight_nk = weight if transpose_b else weight.T
+    element_type = ir.ShapedType(op.operands[1].type).element_type
+    panels_array = vnni_panels(weight_nk)
+    with ir.InsertionPoint(op), op.location:
+        value = blob_constant(panels_array, "ftuner_vnni_panels", element_type)
+    return value, panels_array.shape[0] // -(-weight_nk.shape[0] // 16)
+
+
 def packable(uks: UKernelSet) -> bool:
     """Sets whose B a compile-time pack serves: the plain matmul, B stored K x N or N x K."""
     return not uks.batched

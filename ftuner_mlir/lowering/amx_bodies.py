@@ -33,7 +33,8 @@ def build_amx_bodies(module_op, emit) -> None:
                                                f"(A, B, C) -> (): run it after bufferization")
         # the helpers it lacks (dispatches of other families share the row strips, not the pack)
         add_functions(module_op, present, "", lambda: emit.emit_helpers(aset, zero_init), fn.location)
-        emit.build_body(fn, aset, zero_init)
+        prepacked = ir.IntegerAttr(fn.attributes[emit.PREPACKED_ATTR]).value if emit.PREPACKED_ATTR in fn.attributes else None
+        emit.build_body(fn, aset, zero_init, prepacked)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
     if any(op.operation.name.startswith("amx.") for op in walk(module_op)):
         module_op.attributes[USES_AMX_ATTR] = ir.UnitAttr.get()

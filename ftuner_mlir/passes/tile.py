@@ -119,10 +119,17 @@ class Tile(ModulePass):
         aset = _checked_set(op, AMX_ATTR, amx_set_from_attr, on_buffers=False)
         a, b, init = op.operands
         storage = _zero_fill_destination(init)
-        callee = amx_matmul.dispatch_name(aset, storage is not None)
+        weight = defining_op(b)
+        packed = None if aset.batched else weight_panels.amx_packed_weight(op, aset.transpose_b)
+        half = None
+        if packed is not None:          # a constant weight: VNNI panels once, here, not per call
+            b, half = packed
+        callee = amx_matmul.dispatch_name(aset, storage is not None, half)
         add_functions(module_op, present, callee, lambda: {callee: lambda: amx_matmul.emit_placeholder(
-            aset, storage is not None)}, op.location)
+            aset, storage is not None, half)}, op.location)
         self._call(op, callee, [a, b, init if storage is None else storage])
+        if packed is not None and not list(weight.results[0].uses):
+            weight.erase()           # the weight as stored: only its panels are left in the module
 
     def _call(self, op, callee: str, operands) -> None:
         """Replace `op` by a call of `callee` on `operands` with every dim dynamic (cast back)."""

@@ -153,3 +153,19 @@ def test_one_thread(rng):
     exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), num_threads=1)
     for m, n, k in [(1, 1, 1), (33, 31, 65), (257, 129, 131)]:
         _check(exe, bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
+
+
+@pytest.mark.parametrize("n, k, transposed", [(300, 77, True), (2304, 768, True), (17, 33, False), (64, 1, False)])
+def test_constant_weight_packed_at_compile_time(rng, n, k, transposed):
+    """A frozen bf16 weight becomes VNNI panels in the module (no pack per call): columns past N and K
+    past the last full step are the panels' zeros; exact against float64 at unseen row counts."""
+    from ftuner_mlir.freeze import freeze_arguments
+    w = bf16(rng, (n, k) if transposed else (k, n))
+    source = models.dense(n=n, k=k, dtype="bf16") if transposed else models.matmul("bf16", n=n, k=k)
+    exe = ftuner_mlir.compile(freeze_arguments(source, {1: w}))
+    for m in (1, 15, 97):
+        x = bf16(rng, (m, k))
+        out = exe(x)
+        wide_x, wide_w = x.astype(np.float64), w.astype(np.float64)
+        wide_w = wide_w.T if transposed else wide_w
+        assert_matches(out, wide_x @ wide_w, np.abs(wide_x) @ np.abs(wide_w), rtol=1e-5)

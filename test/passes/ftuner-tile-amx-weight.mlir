@@ -18,13 +18,13 @@ func.func @dense(%x: tensor<?x40xbf16>) -> tensor<?x20xf32> {
 }
 
 // the placeholder reads the panels where the pack put (column n, reduction index k)
-// CHECK:       #[[PANEL_MAP:.*]] = affine_map<(d0, d1, d2) -> ((d1 floordiv 16) * 32 + d2 floordiv 2, (d1 mod 16) * 2 + d2 mod 2)>
+// CHECK:       #[[$PANEL_MAP:.*]] = affine_map<(d0, d1, d2) -> ((d1 floordiv 16) * 32 + d2 floordiv 2, (d1 mod 16) * 2 + d2 mod 2)>
 // CHECK-LABEL: func.func @dense
 // CHECK:         %[[PANELS:.*]] = arith.constant dense_resource<ftuner_vnni_panels> : tensor<64x32xbf16>
 // CHECK-NOT:     tensor<20x40xbf16>
 // CHECK:         call @[[DISPATCH:ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_pw32_z]]
 // CHECK:       func.func private @[[DISPATCH]]({{.*}}) -> tensor<?x?xf32> attributes {{{.*}}ftuner.amx_prepacked = 32 : i64
-// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[PANEL_MAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$PANEL_MAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
 
 // BODY-LABEL: IR Dump After ftuner-cpu-pipeline:build_amx_bodies
 // BODY:       func.func private @ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_pw32_z(

@@ -185,7 +185,7 @@ def emit_pack(aset: AmxSet):
     s at panel row p * half + 16 s holds 16 columns x 32 K as [16 K pairs][16 columns x 2] (half: K
     rounded up to 32, over 2). Reads past B are masked off and give zeros (the padding the edge tiles
     multiply by)."""
-    bf16, i16, i32 = _bf16(), ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
+    bf16, i32 = _bf16(), ir.IntegerType.get_signless(32)
 
     def body(b, panels, j0, bn, kk, half):
         zero, one = index(0), index(1)

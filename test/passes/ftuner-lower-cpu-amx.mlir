@@ -22,7 +22,7 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // TILE-LABEL: func.func @dense
 // TILE:         call @[[DISPATCH:ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z]]({{.*}}) : (tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?x?xf32>) -> tensor<?x?xf32>
 // TILE-NOT:     linalg.matmul
-// TILE:       func.func private @[[DISPATCH]]({{.*}}) -> tensor<?x?xf32> attributes {ftuner.amx_ukernels = {{{.*}}family = "matmul_transpose_b", k_chunk = 384 : i64, mr = 32 : i64, nr = 32 : i64}, ftuner.zero_init}
+// TILE:       func.func private @[[DISPATCH]]({{.*}}) -> tensor<?x?xf32> attributes {ftuner.amx_ukernels = {{{.*}}family = "matmul_transpose_b", k_chunk = 256 : i64, mr = 32 : i64, nr = 32 : i64}, ftuner.zero_init}
 // TILE:         linalg.fill
 // TILE:         linalg.matmul
 
@@ -32,16 +32,16 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // BODY:         scf.forall
 // BODY:           memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x32xbf16>
 // BODY:           call @ftuner_amx_pack_bt
-// BODY:           call @ftuner_amx_rows_32_n32_kc384_z
-// BODY:           call @ftuner_amx_rows_16_n32_kc384_z
-// BODY:           call @ftuner_amx_rows_8_n32_kc384_z
-// BODY:           call @ftuner_amx_rows_4_n32_kc384_z
-// BODY:           call @ftuner_amx_rows_2_n32_kc384_z
-// BODY:           call @ftuner_amx_rows_1_n32_kc384_z
+// BODY:           call @ftuner_amx_rows_32_n32_kc256_z
+// BODY:           call @ftuner_amx_rows_16_n32_kc256_z
+// BODY:           call @ftuner_amx_rows_8_n32_kc256_z
+// BODY:           call @ftuner_amx_rows_4_n32_kc256_z
+// BODY:           call @ftuner_amx_rows_2_n32_kc256_z
+// BODY:           call @ftuner_amx_rows_1_n32_kc256_z
 // BODY-NOT:       linalg.matmul
 // BODY-LABEL: func.func private @ftuner_amx_pack_bt(
 // BODY:         vector.transpose {{.*}} [1, 0] : vector<16x16xi32> to vector<16x16xi32>
-// BODY-LABEL: func.func private @ftuner_amx_rows_32_n32_kc384_z(
+// BODY-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_z(
 // BODY-SAME:    no_inline
 // BODY:         amx.tile_zero : !amx.tile<16x16xf32>
 // BODY:         scf.for {{.*}} iter_args({{.*}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
@@ -49,11 +49,11 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // BODY-COUNT-2:   amx.tile_load %{{.*}} : memref<?x32xbf16> into !amx.tile<16x32xbf16>
 // BODY-COUNT-4:   amx.tile_mulf
 // BODY:         amx.tile_store
-// BODY-LABEL: func.func private @ftuner_amx_rows_1_n32_kc384_z(
+// BODY-LABEL: func.func private @ftuner_amx_rows_1_n32_kc256_z(
 // BODY:         amx.tile_load %{{.*}} into !amx.tile<1x32xbf16>
 // BODY:         amx.tile_mulf {{.*}} : !amx.tile<1x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<1x16xf32>
 
-// LLVM:       llvm.func @ftuner_amx_rows_32_n32_kc384_z(
+// LLVM:       llvm.func @ftuner_amx_rows_32_n32_kc256_z(
 // LLVM:         llvm.call_intrinsic "llvm.x86.tileloadd64.internal"
 // LLVM:         llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"
 // LLVM-NOT:   llvm.intr.masked.load {{.*}} -> vector<{{[0-9]+}}xbf16>

@@ -31,5 +31,5 @@ func.func @dense(%x: tensor<?x40xbf16>) -> tensor<?x20xf32> {
 // BODY:         scf.forall
 // BODY:           memref.subview {{.*}} to memref<?x32xbf16, strided<[32, 1], offset: ?>>
 // BODY-NOT:       call @ftuner_amx_pack
-// BODY:           call @ftuner_amx_rows_32_n32_kc384_z
+// BODY:           call @ftuner_amx_rows_32_n32_kc256_z
 // BODY-LABEL: IR Dump After

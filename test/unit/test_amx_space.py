@@ -15,9 +15,9 @@ def test_blocking_fits_eight_tiles_with_fewest_loads():
 
 
 def test_sapphire_rapids_set():
-    """48 KiB L1: the 32-row A chunk in half of it is 384 bf16 of K; 2 MiB L2: a 1 MiB packed B block."""
+    """48 KiB L1: the 32-row A chunk in a third of it is 256 bf16 of K; 2 MiB L2: a 1 MiB packed B block."""
     aset = select_amx(PRESETS["intel-spr"], "matmul_transpose_b")
-    assert (aset.mr, aset.nr, aset.k_chunk, aset.b_block_bytes, aset.cores) == (32, 32, 384, 1 << 20, 2)
+    assert (aset.mr, aset.nr, aset.k_chunk, aset.b_block_bytes, aset.cores) == (32, 32, 256, 1 << 20, 2)
     assert aset.row_sizes == (32, 16, 8, 4, 2, 1)
 
 

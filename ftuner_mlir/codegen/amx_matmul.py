@@ -22,7 +22,8 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf, vector
 
 from ..ir import amx
-from ..ir.build import cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, tensor_type
+from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
+                        tensor_type)
 from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_to_attr
 from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
 from ..ukernel.cover import strip_bounds
@@ -131,13 +132,9 @@ def _mask(shape, sizes) -> ir.Value:
     return vector.CreateMaskOp(ir.VectorType.get(shape, ir.IntegerType.get_signless(1)), list(sizes)).result
 
 
-def _read(shape, element, source, indices, mask=None) -> ir.Value:
-    """A 1-D `shape` vector of `source` at `indices` along its last dim, zeros where `mask` is off (the
-    masked-off lanes are not read, so the vector may run past the buffer's end)."""
-    rank = ir.MemRefType(source.type).rank
-    permutation = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(rank, 1))
-    return vector.TransferReadOp(ir.VectorType.get(shape, element), source, list(indices), permutation,
-                                 float_constant(element), ir.ArrayAttr.get([ir.BoolAttr.get(True)]), mask=mask).result
+def _read(width: int, element: ir.Type, source, indices, mask=None) -> ir.Value:
+    """`width` elements of `source` at `indices` along its last dim, zeros where `mask` is off."""
+    return read_vector(ir.VectorType.get([width], element), source, indices, float_constant(element), mask)
 
 
 def _read_bits(source, row0, col0, rows: int, cols: int, rows_left, cols_left, bits: int) -> ir.Value:
@@ -157,7 +154,7 @@ def _read_bits(source, row0, col0, rows: int, cols: int, rows_left, cols_left, b
 def _read_row_bits(source, row0, col0, r: int, cols: int, rows_left, cols_left) -> ir.Value:
     """Row r of the bf16 block at (row0, col0) as `cols` i16 (zeros past the block's edges)."""
     live = arith.SelectOp(cmp(_UGT, rows_left, index(r)), cols_left, index(0)).result
-    line = _read([cols], _bf16(), source, [_add(row0, index(r)), col0], _mask([cols], [live]))
+    line = _read(cols, _bf16(), source, [_add(row0, index(r)), col0], _mask([cols], [live]))
     return arith.BitcastOp(ir.VectorType.get([cols], ir.IntegerType.get_signless(16)), line).result
 
 
@@ -276,7 +273,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
                             accs.append(amx.tile_load(c_tile, c, [r, col]))
                             continue
                         for row in range(tile_rows):
-                            line = _read([N_TILE], f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+                            line = _read(N_TILE, f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
                             _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
                         accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
                 return accs
@@ -303,7 +300,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
                 t = n // count
                 amx.tile_store(scratch, [index(TILE_ROWS * t), zero_i], acc)
                 for row in range(tile_rows):
-                    line = _read([N_TILE], f32, scratch, [index(TILE_ROWS * t + row), zero_i])
+                    line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
                     _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
         for_loop(lo, hi, index(rows), [], strip)
         return []
@@ -378,7 +375,7 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None) 
             scf_if = scf.IfOp(cmp(_UGT, rest, zero))
             with ir.InsertionPoint(scf_if.then_block):          # A's last partial K step, zero-padded
                 for_loop(zero, bm, one, [], lambda r, _: _write(
-                    _read([K_STEP], _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
+                    _read(K_STEP, _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
                 scf.YieldOp([])
             for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
                 some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has

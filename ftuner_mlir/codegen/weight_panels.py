@@ -50,10 +50,9 @@ def amx_packed_weight(op, transpose_b: bool) -> tuple[ir.Value, int] | None:
         return None
     weight_nk = weight if transpose_b else weight.T
     element_type = ir.ShapedType(op.operands[1].type).element_type
-    panels_array = vnni_panels(weight_nk)
     with ir.InsertionPoint(op), op.location:
-        value = blob_constant(panels_array, "ftuner_vnni_panels", element_type)
-    return value, panels_array.shape[0] // -(-weight_nk.shape[0] // 16)
+        value = blob_constant(vnni_panels(weight_nk), "ftuner_vnni_panels", element_type)
+    return value, -(-weight_nk.shape[1] // 32) * 16
 
 
 def packable(uks: UKernelSet) -> bool:

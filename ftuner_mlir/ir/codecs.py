@@ -23,16 +23,11 @@ GPU_ATTR = "ftuner.gpu_ukernels"
 SET_ATTR = "ftuner.ukernel_set"       # on a dispatch function: the set it was emitted for (lowering/head_views.py)
 ZERO_INIT_ATTR = "ftuner.zero_init"   # on a dispatch function that overwrites C
 AMX_ATTR = "ftuner.amx_ukernels"     # on a bf16 matmul, and on its AMX dispatch function: the AMX set
-_INT_FIELDS = ("mr", "nr", "kc", "mc", "nc", "cores", "lanes", "chains")
 _GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 
 
 def ukernel_set_to_attr(uks: UKernelSet) -> ir.Attribute:
-    i64 = ir.IntegerType.get_signless(64)
-    entries = {f: ir.IntegerAttr.get(i64, getattr(uks, f)) for f in _INT_FIELDS}
-    entries["family"] = ir.StringAttr.get(uks.family)
-    entries["dtype"] = ir.StringAttr.get(uks.dtype)
-    return ir.DictAttr.get(entries)
+    return _set_to_attr(uks)
 
 
 def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
@@ -41,15 +36,20 @@ def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
 
 
 def amx_set_to_attr(aset: AmxSet) -> ir.Attribute:
-    i64 = ir.IntegerType.get_signless(64)
-    entries = {f.name: ir.IntegerAttr.get(i64, getattr(aset, f.name)) if isinstance(getattr(aset, f.name), int)
-               else ir.StringAttr.get(getattr(aset, f.name)) for f in dataclasses.fields(AmxSet)}
-    return ir.DictAttr.get(entries)
+    return _set_to_attr(aset)
 
 
 def amx_set_from_attr(attr: ir.Attribute) -> AmxSet:
     """Raises ValueError naming what is missing or wrong."""
     return _set_from_attr(attr, AmxSet, AMX_ATTR)
+
+
+def _set_to_attr(value) -> ir.Attribute:
+    """A set's fields as a dictionary: integers as i64, the rest (names) as strings."""
+    i64 = ir.IntegerType.get_signless(64)
+    fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    return ir.DictAttr.get({name: ir.IntegerAttr.get(i64, v) if isinstance(v, int) else ir.StringAttr.get(v)
+                            for name, v in fields.items()})
 
 
 def _set_from_attr(attr: ir.Attribute, kind, name: str):

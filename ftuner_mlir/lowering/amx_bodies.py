@@ -1,6 +1,6 @@
 """Give each AMX dispatch its body once it is on buffers.
 
-The tile pass calls a placeholder for a bf16 matmul on AMX (codegen/emit.py): a function whose
+The tile pass calls a placeholder for a bf16 matmul on AMX (codegen/amx_matmul.py): a function whose
 body is the op itself, so the tensor passes and one-shot bufferization see plain semantics. After
 bufferization its arguments are buffers (A, B, C; the result, C itself, dropped), and AMX tiles load
 from and store to buffers: its body is replaced here by the AMX code, and the functions that code
@@ -31,8 +31,9 @@ def build_amx_bodies(module_op, emit) -> None:
         if len(ftype.inputs) != 3 or ftype.results or not all(isinstance(t, ir.MemRefType) for t in ftype.inputs):
             raise PassFailure(location_of(fn), f"AMX dispatch {fn.attributes['sym_name']} is not on buffers "
                                                f"(A, B, C) -> (): run it after bufferization")
-        # the helpers it lacks (dispatches of other families share the row strips, not the pack)
-        add_functions(module_op, present, "", lambda: emit.emit_helpers(aset, zero_init), fn.location)
+        # each helper it lacks (dispatches of other families share the row strips, not the pack)
+        for symbol, build in emit.emit_helpers(aset, zero_init).items():
+            add_functions(module_op, present, symbol, lambda s=symbol, b=build: {s: b}, fn.location)
         prepacked = ir.IntegerAttr(fn.attributes[emit.PREPACKED_ATTR]).value if emit.PREPACKED_ATTR in fn.attributes else None
         emit.build_body(fn, aset, zero_init, prepacked)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)

@@ -40,7 +40,7 @@ def annotate(module_op, target) -> None:
     host may have, `target_features` on each function definition (LLVM dialect)."""
     module_op.attributes["llvm.target_triple"] = ir.StringAttr.get(TRIPLE)
     cpu = ir.StringAttr.get(llvm_cpu(target))
-    changed = DISABLED[target.isa] + ENGINE_FEATURES[getattr(target, "bf16_engine", "none")]
+    changed = DISABLED[target.isa] + ENGINE_FEATURES[target.bf16_engine]
     quoted = ", ".join(f'"{feature}"' for feature in changed)
     features = ir.Attribute.parse(f"#llvm.target_features<[{quoted}]>") if changed else None
     for op in module_op.regions[0].blocks[0].operations:

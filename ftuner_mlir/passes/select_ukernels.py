@@ -47,14 +47,14 @@ class SelectUKernels(ModulePass):
             read_transposed_operands(op)
         if self.matmul_precision == "bf16" and target.bf16_engine == "amx":
             for op in [op for op in walk(module_op) if op.results and (classify(op) or ("", ""))[1] == "f32"]:
-                narrow_operands(op, classify(op)[0])
+                retype_operands(op, classify(op)[0], _rounded_to_bf16)
         for op, (family, dtype) in [(op, classify(op)) for op in walk(module_op) if classify(op)]:
             if dtype != "bf16" or not op.results or AMX_ATTR in op.attributes:
                 continue
-            if amx_serves(target, family):
+            if target.bf16_engine == "amx":              # AMX uKernels serve every matmul family
                 op.attributes[AMX_ATTR] = amx_set_to_attr(select_amx(target, family))
-            else:
-                widen_operands(op, family)              # no matrix engine for it (yet): the fp32 uKernels
+            else:                                       # no matrix engine for it (yet): the fp32 uKernels
+                retype_operands(op, family, lambda v: widen(v, ir.F32Type.get()))
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):
             kind = classify(op) or conv_gemm(op)        # a conv2d gets the set of the GEMM it becomes
@@ -73,33 +73,19 @@ class SelectUKernels(ModulePass):
             op.attributes[GPU_ATTR] = gpu_set_to_attr(select_gpu(target, kind[0]))
 
 
-def amx_serves(target, family: str) -> bool:
-    """AMX uKernels serve every matmul family, on targets with AMX."""
-    return target.bf16_engine == "amx"
-
-
-def widen_operands(op, family: str) -> None:
-    """The bf16 x bf16 -> fp32 matmul `op` as an fp32 one on its operands widened to fp32 (exact: every
-    bf16 is an fp32)."""
-    f32 = ir.F32Type.get()
+def retype_operands(op, family: str, convert) -> None:
+    """The matmul `op` of family `family` on its A and B converted by `convert` (fp32 into the same C):
+    bf16 operands widened to fp32 where no matrix engine serves them (exact), or fp32 ones rounded to
+    bf16 for matmul_precision="bf16"."""
     with ir.InsertionPoint(op), op.location:
-        a, b = (widen(v, f32) for v in op.operands[:2])
-        product = family_matmul(a, b, op.operands[2], family)
-    op.results[0].replace_all_uses_with(product)
-    op.operation.erase()
-
-
-def narrow_operands(op, family: str) -> None:
-    """The fp32 matmul `op` as a bf16 x bf16 -> fp32 one on its operands rounded to bf16, to nearest
-    even: a constant (a weight) once, here, the others on every call."""
-    with ir.InsertionPoint(op), op.location:
-        a, b = (_rounded_to_bf16(v) for v in op.operands[:2])
+        a, b = (convert(v) for v in op.operands[:2])
         product = family_matmul(a, b, op.operands[2], family)
     op.results[0].replace_all_uses_with(product)
     op.operation.erase()
 
 
 def _rounded_to_bf16(value: ir.Value) -> ir.Value:
+    """`value` rounded to bf16, to nearest even: a constant (a weight) once, here, the others on every call."""
     array = constant_array(value)
     if array is None:
         return narrow_to_bf16(value)

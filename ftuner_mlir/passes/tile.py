@@ -128,15 +128,16 @@ class Tile(ModulePass):
         add_functions(module_op, present, callee, lambda: {callee: lambda: amx_matmul.emit_placeholder(
             aset, storage is not None, half)}, op.location)
         self._call(op, callee, [a, b, init if storage is None else storage])
-        if packed is not None and not list(weight.results[0].uses):
-            weight.erase()           # the weight as stored: only its panels are left in the module
+        if packed is not None:
+            _drop_if_unused(weight)
 
-    def _call(self, op, callee: str, operands) -> None:
-        """Replace `op` by a call of `callee` on `operands` with every dim dynamic (cast back)."""
+    def _call(self, op, callee: str, operands, keep_last=None) -> None:
+        """Replace `op` by a call of `callee` on `operands` with every dim dynamic but the last of
+        `keep_last` (the width of B's micro-panels), cast back to the op's result type."""
         with ir.InsertionPoint(op), op.location:
             result_type = op.results[0].type
             call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(callee),
-                               [cast(v, _dynamic(v.type)) for v in operands])
+                               [cast(v, _dynamic(v.type, keep_last=v is keep_last)) for v in operands])
             result = cast(call.results[0], result_type)
         op.results[0].replace_all_uses_with(result)
         op.operation.erase()
@@ -157,13 +158,12 @@ class Tile(ModulePass):
         callee = dispatch_name(uks, zero_init, prepacked=packed is not None)
         add_functions(module_op, present, callee, lambda: emit_all(uks, zero_init, prepacked=packed is not None),
                        op.location)
-        with ir.InsertionPoint(op), op.location:
-            operands = [cast(v, _dynamic(v.type, keep_last=v is b and packed is not None))
-                        for v in (a, b, storage if zero_init else init)]
-            result_type = op.results[0].type
-            call = func.CallOp([_dynamic(result_type)], ir.FlatSymbolRefAttr.get(callee), operands)
-            result = cast(call.results[0], result_type)
-        op.results[0].replace_all_uses_with(result)
-        op.operation.erase()
-        if packed is not None and not list(weight.results[0].uses):
-            weight.erase()           # the weight as stored: only its panels are left in the module
+        self._call(op, callee, [a, b, storage if zero_init else init], keep_last=b if packed is not None else None)
+        if packed is not None:
+            _drop_if_unused(weight)
+
+
+def _drop_if_unused(weight) -> None:
+    """A weight packed into panels: erased when nothing reads it as stored any more."""
+    if not list(weight.results[0].uses):
+        weight.erase()

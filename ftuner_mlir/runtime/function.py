@@ -53,9 +53,6 @@ def packed_interface(address: int):
     return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
 
 
-TAKE_FAILED_ASSERT = "ftuner_take_failed_assert"   # lowering/asserts.py: () -> number of a failed cf.assert
-
-
 class AssertionFailure(RuntimeError):
     """A `cf.assert` of the compiled code failed during the call (its message says which)."""
 
@@ -77,11 +74,6 @@ def scalar_function(address: int, result_type, argument_types=(), packed: bool =
     return call
 
 
-def take_failed_assert(address: int, packed: bool = False):
-    """The module's TAKE_FAILED_ASSERT function at `address`: () -> the number of a failed assert."""
-    return scalar_function(address, ctypes.c_int32, packed=packed)
-
-
 class Plan:
     """A call on one tuple of argument shapes: its result shapes, the descriptor template and where
     each descriptor starts in it (descriptors.template), and the byte strides of C-contiguous
@@ -89,10 +81,10 @@ class Plan:
 
     __slots__ = ("results", "allocations", "words", "starts", "strides")
 
-    def __init__(self, shapes, results, dtypes, result_dtypes):
+    def __init__(self, shapes, results, dtypes, result_dtypes, status: bool = False):
         self.results = results
         self.allocations = list(zip(results, result_dtypes))
-        self.words, self.starts = template((*shapes, *results))
+        self.words, self.starts = template((*shapes, *results, *([()] if status else [])))
         self.strides = [tuple(s * dtype.itemsize for s in row_major_strides(shape))
                         for shape, dtype in zip(shapes, dtypes)]
 
@@ -117,13 +109,15 @@ class Function:
     """One public function: `fn(*arrays, out=None)`. `entry` is its C interface as a ctypes function
     (one descriptor pointer per argument, then one per result) or, with `packed`, the ExecutionEngine's
     packed wrapper of it; `rules` its shape rules (shape_rules.py); `tiled_ops` what compiled it, for
-    reports: (UKernelSet, loop dim classes) per tiled op."""
+    reports: (UKernelSet, loop dim classes) per tiled op. A module with asserts takes one more
+    descriptor, the call's status (lowering/asserts.py): an int32 of the calling thread, zeroed before
+    each call, the number of the assert that failed after it."""
 
     SHAPE_CACHE = 256     # argument-shape tuples whose checked plans are remembered
 
-    def __init__(self, entry, rules: dict, tiled_ops: tuple = (), packed: bool = False, failed_assert=None):
+    def __init__(self, entry, rules: dict, tiled_ops: tuple = (), packed: bool = False):
         self._packed = packed
-        self._failed_assert = failed_assert         # take_failed_assert(...) when rules["asserts"] is not empty
+        self._status = bool(rules.get("asserts"))    # the entry takes a status descriptor last
         self.name = rules["name"]
         self.rules = rules
         self.tiled_ops = tiled_ops
@@ -163,7 +157,8 @@ class Function:
             values = self.bind_shapes(shapes)
             shape_rules.check_bounds(self.rules, values)
             shape_rules.check_allocations(self.rules, values, MEMORY_BYTES)
-            plan = Plan(shapes, shape_rules.result_shapes(self.rules, values), self._dtypes, self._result_dtypes)
+            plan = Plan(shapes, shape_rules.result_shapes(self.rules, values), self._dtypes, self._result_dtypes,
+                        self._status)
             if len(self._plans) >= self.SHAPE_CACHE:
                 self._plans.clear()
             self._plans[shapes] = plan
@@ -205,19 +200,24 @@ class Function:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _call(self, plan, addresses: list[int]) -> None:
-        buffer = getattr(self._per_thread, "buffer", None)
+        per_thread = self._per_thread
+        buffer = getattr(per_thread, "buffer", None)
         if buffer is None:
             ranks = [len(spec["shape"]) for spec in (*self.rules["args"], *self.rules["results"])]
-            buffer = self._per_thread.buffer = DescriptorBuffer(ranks)
+            buffer = per_thread.buffer = DescriptorBuffer(ranks + ([0] if self._status else []))
+            per_thread.status = ctypes.c_int32(0)
+        if self._status:
+            status = per_thread.status
+            status.value = 0
+            addresses = [*addresses, ctypes.addressof(status)]
         packed = buffer.write(plan.words, plan.starts, addresses)
         if self._packed:
             self._entry(packed)
         else:
             self._entry(*buffer.pointers)
-        number = self._failed_assert() if self._failed_assert is not None else 0
-        if number:
+        if self._status and per_thread.status.value:
             raise AssertionFailure(f"@{self.name}: the compiled code's assertion failed: "
-                                   f"{self.rules['asserts'][number - 1]}")
+                                   f"{self.rules['asserts'][per_thread.status.value - 1]}")
 
     def _outputs(self, plan: Plan, out) -> list[np.ndarray]:
         if out is None:

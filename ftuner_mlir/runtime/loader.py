@@ -177,15 +177,12 @@ class ExportedModule:
         if self.kind == "gpu":
             return ExportedFunction(entry, rules)
         try:                            # numpy is needed by CPU modules only
-            from .function import TAKE_FAILED_ASSERT, Function, c_interface, take_failed_assert
+            from .function import Function, c_interface
         except ImportError:             # pragma: no cover - as a script
-            from function import TAKE_FAILED_ASSERT, Function, c_interface, take_failed_assert
+            from function import Function, c_interface
         address = ctypes.cast(entry, ctypes.c_void_p).value
-        take = None
-        if rules.get("asserts"):
-            take = take_failed_assert(ctypes.cast(getattr(self.lib, TAKE_FAILED_ASSERT), ctypes.c_void_p).value)
-        return Function(c_interface(address, len(rules["args"]) + len(rules["results"])), rules,
-                        failed_assert=take)
+        status = 1 if rules.get("asserts") else 0           # the call's status descriptor, last
+        return Function(c_interface(address, len(rules["args"]) + len(rules["results"]) + status), rules)
 
     def __getitem__(self, name: str):
         try:

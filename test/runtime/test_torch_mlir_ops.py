@@ -1,6 +1,7 @@
 """Ops torch-mlir's exports contain, each compiled and checked on its own: failed cf.asserts, constant
 i1 masks, and the size arithmetic the shape rules follow (affine.apply, collapse/expand_shape,
 tensor.reshape to a from_elements shape)."""
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +29,40 @@ def test_failed_asserts_raise_with_their_message(rng, isolate):
         exe(table, np.array([3, 10**12, -10**12], np.int64))        # the reads are clamped: no fault
     ids = np.array([4, 0], np.int64)
     np.testing.assert_array_equal(exe(table, ids), table[ids])      # the failure was taken: calls go on
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["library", "in-process"])
+def test_failed_asserts_are_per_call_under_threads(isolate):
+    """8 threads, 10,000 calls mixing valid and out-of-range ids on one module: every valid call returns
+    the gather, every invalid one raises, whatever the other threads do meanwhile."""
+    exe = ftuner_mlir.compile(GATHER, isolate=isolate)
+    table = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    failures = []
+
+    def worker(seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(1250):
+            ids = rng.integers(0, 5, int(rng.integers(1, 40))).astype(np.int64)
+            bad = rng.random() < 0.5
+            if bad:
+                ids[rng.integers(0, len(ids))] = rng.choice([5, 7, -1, 10**9])
+            try:
+                result = exe(table, ids)
+            except AssertionFailure:
+                if not bad:
+                    failures.append(("spurious assert", ids))
+                continue
+            if bad:
+                failures.append(("missed assert", ids))
+            elif not np.array_equal(result, table[ids]):
+                failures.append(("wrong result", ids))
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, f"{len(failures)} of 10000 calls wrong; first: {failures[0]}"
 
 
 def test_constant_i1_masks(rng):

@@ -12,7 +12,7 @@ from ...errors import CompileError, InvalidOptions
 from ...hardware.cpu import missing_host_features
 from ...runtime import libs
 from ...runtime.allocator import keep_freed_memory
-from ...runtime.function import TAKE_FAILED_ASSERT, Function, packed_interface, take_failed_assert
+from ...runtime.function import Function, packed_interface
 from ...runtime.profiler import TAKE_PROFILE, Profiler, take_profile
 from ...tuning.db import chosen_tile
 from ...ukernel.space import UKernelSet
@@ -122,8 +122,7 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     functions = {}
     for name, sig in signatures.items():
         entry = packed_interface(engine.raw_lookup(f"_mlir_ciface_{name}"))
-        flag = take_failed_assert(engine.raw_lookup(TAKE_FAILED_ASSERT), packed=True) if sig.asserts else None
-        functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True, failed_assert=flag)
+        functions[name] = Function(entry, sig.rules(), sig.tiled_ops, packed=True)
     sites = profile.sites(module.operation)
     profiler = Profiler(take_profile(engine.raw_lookup(TAKE_PROFILE), packed=True), sites) if sites else None
     return Executable((context, module, engine), functions, llvm_dialect, origin="in-process", profiler=profiler)

@@ -6,15 +6,17 @@ Executable per (text, target, options) within a process.
 """
 from __future__ import annotations
 
+import inspect
 import threading
 
 from .backends import backend_for
+from .backends.child_process import terminate_cleanly
 from .backends.executable import Executable
-from .errors import CompileError
+from .errors import CompileError, InvalidOptions
 from .hardware.cpu import CpuTarget
 from .hardware.targets import parse_target
 
-__all__ = ["compile", "CompileError", "Executable"]
+__all__ = ["compile", "check_options", "CompileError", "Executable"]
 
 _memo: dict[str, Executable] = {}
 _lock = threading.Lock()
@@ -50,7 +52,7 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     request = backend.request(source, target, num_threads=num_threads, opt_level=opt_level, tile=tile,
                               tuning=tuning, isolate=isolate, cache=cache, timeout_s=timeout_s, memory_mb=memory_mb,
                               profile=profile, matmul_precision=matmul_precision)
-    with _lock:
+    with _lock, terminate_cleanly():
         if request.memo_key not in _memo:
             executable = backend.build(request)
             if executable.origin == "cache":
@@ -59,3 +61,15 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
                 compilations += 1
             _memo[request.memo_key] = executable
         return _memo[request.memo_key]
+
+
+def check_options(target: str | CpuTarget = "host", **options) -> None:
+    """Raise InvalidOptions (a ValueError) for options compile() would refuse, before anything runs
+    (the PyTorch front end calls it before exporting: a typo should not cost an export and an import)."""
+    accepted = [name for name in inspect.signature(compile).parameters if name not in ("source", "target")]
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise InvalidOptions(f"unknown compile option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
+                             f"the options are {', '.join(accepted)}")
+    target = parse_target(target)
+    backend_for(target).request("", target, **options)

@@ -6,7 +6,7 @@ level, forced tile), the uKernel tiles the tuning database supplies, the LLVM CP
 for, and the versions of this package (a hash of its source files) and of the MLIR/LLVM wheels.
 Entries are built in a private temporary folder and renamed into place (atomic; when two processes
 race, the first rename wins and the other uses its entry). An entry whose manifest is unreadable or
-whose library does not match the manifest's hash is deleted and rebuilt, never loaded.
+whose manifest or library does not match its seal is deleted and rebuilt, never loaded.
 """
 from __future__ import annotations
 
@@ -15,12 +15,11 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from .. import settings
 from ..version import wheel_versions
-from . import worker
+from . import child_process, worker
 
 
 @functools.cache
@@ -53,13 +52,14 @@ def entry_dir(k: str) -> Path:
 
 
 def valid(folder: Path, k: str | None = None) -> bool:
-    """The manifest parses, names this key, and the library's bytes match its hash."""
+    """The manifest parses, names this key, is sealed (worker.write_manifest) and the library's bytes
+    match its hash."""
     try:
         manifest = json.loads((folder / worker.MANIFEST).read_text())
         if k is not None and manifest.get("key") != k:
             return False
-        return worker.sha256_of(folder / manifest["library"]) == manifest["library_sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
+        return worker.intact(folder, manifest)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return False
 
 
@@ -77,7 +77,7 @@ def lookup(k: str) -> Path | None:
 def new_build_dir() -> Path:
     """A private folder to build an entry in (same file system as the entries: rename is atomic)."""
     root().mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix="building-", dir=root()))
+    return child_process.scratch_dir("building-", root())
 
 
 def publish(build: Path, k: str) -> Path:
@@ -85,7 +85,7 @@ def publish(build: Path, k: str) -> Path:
     manifest_path = build / worker.MANIFEST
     manifest = json.loads(manifest_path.read_text())
     manifest["key"] = k
-    manifest_path.write_text(json.dumps(manifest, indent=1))
+    worker.write_manifest(build, manifest)
     for scratch in ("input.mlir", "request.json"):
         (build / scratch).unlink(missing_ok=True)
     final = entry_dir(k)

@@ -15,18 +15,18 @@ import contextlib
 import hashlib
 import json
 import os
-import resource
 import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from .. import settings
 from ..errors import CompileError, InvalidOptions
-from . import cache as module_cache, worker
+from . import cache as module_cache, child_process, worker
 
 DEFAULT_TIMEOUT_S = 1800.0
 # how running out of address space shows in the child's output (C++, the dynamic loader, Python)
@@ -40,16 +40,6 @@ def default_memory_mb() -> int:
         return max(1024, pages * size * 3 // 4 >> 20)
     except (ValueError, OSError):
         return 16 << 10
-
-
-def _limit_memory(memory_mb: int):
-    def apply() -> None:        # runs in the child between fork and exec
-        limit = memory_mb << 20
-        _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)              # an enclosing limit (the tuner's) stays in force
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    return apply
 
 
 def _tail(text: str, lines: int = 25) -> str:
@@ -85,28 +75,45 @@ def _death(returncode: int, output: str, memory_mb: int) -> str:
     return head
 
 
+MAX_MEMORY_MB = 1 << 40          # what RLIMIT_AS can express, in MB
+
+
+def check_limits(timeout_s, memory_mb) -> None:
+    """The child's limits, checked before anything starts (a bad value would fail inside the forked
+    child, or not limit at all): timeout_s a positive finite number of seconds, memory_mb a whole
+    number of megabytes from 1 to MAX_MEMORY_MB; None for the defaults."""
+    numbers = (int, float)
+    if timeout_s is not None and (isinstance(timeout_s, bool) or not isinstance(timeout_s, numbers)
+                                  or not 0 < timeout_s < float("inf")):
+        raise InvalidOptions(f"timeout_s and memory_mb must be positive: timeout_s is a number of seconds "
+                             f"above 0, got {timeout_s!r}")
+    if memory_mb is not None and (isinstance(memory_mb, bool) or not isinstance(memory_mb, int)
+                                  or not 0 < memory_mb <= MAX_MEMORY_MB):
+        raise InvalidOptions(f"timeout_s and memory_mb must be positive: memory_mb is a whole number of "
+                             f"megabytes from 1 to {MAX_MEMORY_MB}, got {memory_mb!r}")
+
+
 def build_isolated(source: str, options, out: Path, timeout_s: float | None = None,
                    memory_mb: int | None = None) -> dict:
     """Build `source` into the folder `out` in a child process; the manifest, or a CompileError."""
+    check_limits(timeout_s, memory_mb)
     timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     memory_mb = default_memory_mb() if memory_mb is None else memory_mb
-    if not timeout_s > 0 or not memory_mb > 0:
-        raise InvalidOptions(f"timeout_s and memory_mb must be positive, got {timeout_s!r} and {memory_mb!r}")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "input.mlir").write_text(source)
     request = {"source_file": str(out / "input.mlir"), "options": options.to_json(), "out_dir": str(out)}
-    (out / "request.json").write_text(json.dumps(request))
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "input.mlir").write_text(source)
+        (out / "request.json").write_text(json.dumps(request))
+    except OSError as err:
+        raise UnwritableFolder(out, err) from None
     cmd = [sys.executable, "-m", options.worker, str(out / "request.json")]
     root = str(Path(__file__).resolve().parents[2])            # this very package comes first
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, errors="replace", env=env, start_new_session=True,
-                            preexec_fn=_limit_memory(memory_mb))
+    proc = child_process.start(cmd, memory_mb, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               stdin=subprocess.DEVNULL, text=True, errors="replace", env=env)
     try:
-        output, _ = proc.communicate(timeout=timeout_s)
+        output, _ = child_process.wait(proc, timeout_s)     # the child's group is killed on any exception
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)          # the child and the tools it started
-        proc.communicate()
         raise CompileError(f"compilation exceeded the time limit of {timeout_s:g} s (compile(..., timeout_s=...))"
                            f"\n{save_reproducer(source, options)}") from None
     if proc.returncode == 0 and (out / worker.MANIFEST).exists():
@@ -125,21 +132,76 @@ def discard(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+class UnwritableFolder(CompileError):
+    """A folder the compile writes into refused the write (read-only, full, gone)."""
+
+    def __init__(self, folder: Path, err: OSError):
+        super().__init__(f"cannot write into {folder}: {err.strerror or err}")
+        self.folder = folder
+
+
 @contextlib.contextmanager
 def built(req):
     """The folder of the compiled module (product + manifest) and where it came from ("cache" or
     "built"), for the duration of the `with`: a cache entry, or a temporary build when the cache is off.
-    `req` has source, options, key, cache, timeout_s and memory_mb."""
+    A cache folder that cannot be written is a warning and an uncached build; a temporary directory
+    that cannot be written, a CompileError naming it. `req` has source, options, key, cache, timeout_s
+    and memory_mb."""
     use_cache = settings.module_cache_enabled() if req.cache is None else req.cache
     if use_cache:
         found = module_cache.lookup(req.key)
         if found is not None:
             yield found, "cache"
             return
-    folder = module_cache.new_build_dir() if use_cache else Path(tempfile.mkdtemp(prefix="ftuner-build-"))
+        folder = _build_in_cache(req)
+        use_cache = folder is not None
+    if not use_cache:
+        folder = _temporary_build_dir()
+        _build_or_discard(req, folder)
     try:
-        build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
-        yield (module_cache.publish(folder, req.key) if use_cache else folder), "built"
+        yield _published(folder, req.key) if use_cache else folder, "built"
     finally:
         if folder.exists():
             discard(folder)        # a library stays mapped after its file goes
+
+
+def _build_or_discard(req, folder: Path) -> None:
+    try:
+        build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
+    except BaseException:
+        discard(folder)
+        raise
+
+
+def _build_in_cache(req) -> Path | None:
+    """The build in a folder of the cache, or None (and a warning) when the cache cannot be written."""
+    try:
+        folder = module_cache.new_build_dir()
+        _build_or_discard(req, folder)
+    except (OSError, UnwritableFolder) as err:
+        _without_cache(err)
+        return None
+    return folder
+
+
+def _without_cache(err: Exception) -> None:
+    warnings.warn(f"the module cache in {module_cache.root()} cannot be written ({err}); building without "
+                  f"it (set FTUNER_CACHE_DIR to a writable folder, or FTUNER_NO_CACHE=1)", RuntimeWarning,
+                  stacklevel=4)
+
+
+def _temporary_build_dir() -> Path:
+    try:
+        return child_process.scratch_dir("ftuner-build-")
+    except OSError as err:
+        raise CompileError(f"cannot create a build folder in the temporary directory {tempfile.gettempdir()}: "
+                           f"{err.strerror or err} (set TMPDIR to a writable folder)") from None
+
+
+def _published(folder: Path, key: str) -> Path:
+    """The build moved into the cache; if the cache cannot take it, the build folder itself (used once)."""
+    try:
+        return module_cache.publish(folder, key)
+    except OSError as err:
+        _without_cache(err)
+        return folder

@@ -24,6 +24,27 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+SEAL = "manifest_sha256"
+
+
+def _manifest_hash(manifest: dict) -> str:
+    body = {k: v for k, v in manifest.items() if k != SEAL}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def write_manifest(folder: Path, manifest: dict) -> None:
+    """`module.json`, sealed: a hash over its own content, which holds the library's hash, so an edited
+    manifest (result dims, dtypes: the tables every call trusts) is caught like an edited library."""
+    manifest = {**manifest, SEAL: _manifest_hash(manifest)}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
+
+
+def intact(folder: Path, manifest: dict) -> bool:
+    """The manifest's seal matches its content and the library's bytes match the manifest's hash."""
+    return manifest.get(SEAL) == _manifest_hash(manifest) and \
+        sha256_of(folder / manifest["library"]) == manifest["library_sha256"]
+
+
 def main(argv: list[str], build, options_from_json) -> int:
     """Run `build(source, options, out)` on the request file argv[0]; the process's exit status."""
     from ..errors import CompileError

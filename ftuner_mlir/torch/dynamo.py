@@ -1,8 +1,16 @@
 """`torch.compile(model, backend="ftuner", dynamic=True)`: TorchDynamo hands over a graph whose
-placeholders are the user's tensors, the symbolic sizes of their dims, and the module's parameters,
-buffers and scalar attributes (lifted as inputs). The backend freezes the module state into constants
-(inference: later changes to the weights are not seen), derives the sizes from the tensors' shapes,
-and compiles the graph once through ftuner_mlir.torch.compile with every symbolic dim left dynamic.
+placeholders are the user's tensors, the symbolic sizes and strides of their dims, and the module's
+parameters, buffers and scalar attributes (lifted as inputs). The backend freezes the module state into
+constants, derives sizes and strides from the tensors (views are handed over as contiguous copies, so
+their strides are a contiguous tensor's), and compiles the graph once through
+ftuner_mlir.torch.compile with every symbolic dim left dynamic.
+
+    torch.compile(model, backend="ftuner", dynamic=True, options={"num_threads": 1})
+
+`options` are ftuner_mlir.compile's plus `on_weight_change` (weights.py: the lifted parameters are
+checked at every call); `mode` "default" or "reduce-overhead" (a call is one native call already);
+the max-autotune modes are refused (ftuner tunes uKernels once per machine: `ftuner tune`). The
+backend compiles for inference: a graph with dropout or batch norm in training mode is refused.
 """
 from __future__ import annotations
 
@@ -11,8 +19,10 @@ from torch._dynamo import register_backend
 from torch._dynamo.source import LocalSource, TensorPropertySource
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-from ..errors import CompileError
+from .. import compiler
+from ..errors import CompileError, InvalidOptions
 from .exporting import PinnedDims, attention_math
+from .weights import WeightWatch, check_policy
 
 
 class _FrozenGraph(torch.nn.Module):
@@ -28,12 +38,19 @@ class _FrozenGraph(torch.nn.Module):
     def forward(self, *inputs):
         args = []
         for step in self.plan:
-            if step[0] == "input":
+            kind = step[0]
+            if kind == "input":
                 args.append(inputs[step[1]])
-            elif step[0] == "constant":
+            elif kind == "constant":
                 args.append(getattr(self, f"constant_{step[1]}"))
-            else:
+            elif kind == "value":
+                args.append(step[1])
+            elif kind == "size":
                 args.append(inputs[step[1]].shape[step[2]])
+            elif kind == "stride":
+                args.append(inputs[step[1]].stride(step[2]))
+            else:                                   # "storage_offset": of the contiguous copy
+                args.append(0)
         return self.graph_module(*args)
 
 
@@ -89,20 +106,23 @@ def _plan(graph_module, example_inputs):
             plan.append(("constant", len(constants)))
             constants.append(example)
         else:
-            plan.append(("size", node))        # resolved below, once every input is known
+            plan.append(("property", node, example))     # resolved below, once every input is known
     for k, step in enumerate(plan):
-        if step[0] == "size":
-            plan[k] = _size_step(step[1], user_names)
+        if step[0] == "property":
+            plan[k] = _property_step(step[1], step[2], user_names)
     return plan, constants, inputs
 
 
-def _size_step(node, user_names) -> tuple:
+def _property_step(node, example, user_names) -> tuple:
+    """A size, stride or storage offset of a user input; or a plain number (a global like math.pi)."""
     source = _source(node)
     if isinstance(source, TensorPropertySource) and isinstance(source.base, LocalSource) \
-            and source.base.local_name in user_names and source.prop.name == "SIZE":
-        return ("size", user_names.index(source.base.local_name), source.idx)
+            and source.base.local_name in user_names:
+        return (source.prop.name.lower(), user_names.index(source.base.local_name), source.idx)
+    if isinstance(example, (bool, int, float)) and not isinstance(example, torch.SymInt):
+        return ("value", example)
     raise CompileError(f"backend 'ftuner': graph input {node.name} ({source.name if source else 'unknown'}) "
-                       f"is neither a tensor nor the size of an input tensor's dim")
+                       f"is neither a tensor, a number, nor a size or stride of an input tensor")
 
 
 def _symbolic_dims(graph_module, plan) -> list[tuple[int, int]]:
@@ -156,23 +176,99 @@ class _Specializations:
         # torch.export traces in its own context: inside Dynamo's, its shape guards (on `L['inputs']`)
         # would land in the frame being compiled, which then fails its own guards; and on copies: it
         # marks its examples' dynamic dims, which Dynamo guards on
-        examples = tuple(t.detach().clone() for t in inputs)
+        examples = tuple(t.detach().clone(memory_format=torch.contiguous_format) for t in inputs)
         with torch._guards.tracing(None), unset_fake_temporarily():
             return compile_module(self.frozen, examples, (tuple(d or None for d in dynamic),), **self.options)
 
 
+MODES = ("default", "reduce-overhead")
+
+
+def backend_options(mode, options) -> dict:
+    """ftuner_mlir.torch.compile's options from torch.compile's `mode` and `options`, checked."""
+    if mode not in (None, *MODES):
+        raise InvalidOptions(f"backend 'ftuner' takes mode {' or '.join(map(repr, MODES))}, not {mode!r}: it tunes "
+                             f"no shape at compile time (`ftuner tune` measures the uKernels once per machine)")
+    options = dict(options or {})
+    check_policy(options.get("on_weight_change", "raise"))
+    compiler.check_options(**{k: v for k, v in options.items() if k != "on_weight_change"})
+    return options
+
+
+def _training_ops(graph_module) -> list[str]:
+    """Dropout and batch norm calls of the graph in training mode, each with its line in the model."""
+    found = []
+    for node in graph_module.graph.nodes:
+        if node.op != "call_function":
+            continue
+        name = getattr(node.target, "__name__", "")
+        position = {"dropout": 2, "dropout1d": 2, "dropout2d": 2, "dropout3d": 2, "alpha_dropout": 2,
+                    "feature_alpha_dropout": 2, "batch_norm": 5}.get(name)
+        if position is None:
+            continue
+        training = node.kwargs.get("training", node.args[position] if len(node.args) > position else False)
+        if training is True:
+            found.append(f"{name} at {_model_line(node)}")
+    return found
+
+
+def _model_line(node) -> str:
+    """The model's source line that made `node` (Dynamo keeps a stack trace), or its name."""
+    frames = [ln.strip() for ln in node.meta.get("stack_trace", "").splitlines() if ln.strip().startswith("File ")]
+    return frames[-1] if frames else node.name
+
+
+def _refuse_training(graph_module) -> None:
+    ops = _training_ops(graph_module)
+    if ops:
+        raise CompileError(f"backend 'ftuner' compiles for inference, and the model runs in training mode: "
+                           f"{'; '.join(ops[:3])}{' ...' if len(ops) > 3 else ''}. Call model.eval() before "
+                           f"calling the compiled model")
+
+
+class _Weights:
+    """The lifted parameters and buffers as they were when frozen; on a change, the user's policy."""
+
+    def __init__(self, inputs, positions: list[int], names: list[str], on_weight_change: str):
+        self.policy = on_weight_change
+        self.watch = None if self.policy == "ignore" else WeightWatch([(names[k], inputs[k]) for k in positions])
+
+    def changed(self) -> bool:
+        if self.watch is None:
+            return False
+        name = self.watch.changed()
+        if name is not None and self.policy == "raise":
+            raise self.watch.stale_error(name, "the graph")
+        return name is not None
+
+
 @register_backend(name="ftuner")
-def ftuner_backend(graph_module, example_inputs, **options):
+def ftuner_backend(graph_module, example_inputs, mode=None, options=None):
+    options = backend_options(mode, options)
+    on_weight_change = options.pop("on_weight_change", "raise")
+    _refuse_training(graph_module)
     _fold_scalars(graph_module, example_inputs)
     _attention_as_math(graph_module)
-    plan, constants, inputs = _plan(graph_module, example_inputs)
-    specializations = _Specializations(_FrozenGraph(graph_module, plan, constants),
-                                       _symbolic_dims(graph_module, plan), options)
+    plan, _, _ = _plan(graph_module, example_inputs)
+    names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]   # before export
     positions = [k for k, step in enumerate(plan) if step[0] == "input"]
-    specializations.module_for([example_inputs[k] for k in positions])    # compile now, not at the first call
+
+    constant_positions = [k for k, step in enumerate(plan) if step[0] == "constant"]
+
+    def specialize(current_inputs):
+        """Compiled from the module state in `current_inputs` (the graph's inputs of a call)."""
+        built = _Specializations(_FrozenGraph(graph_module, plan, [current_inputs[k] for k in constant_positions]),
+                                 _symbolic_dims(graph_module, plan), options)
+        built.module_for([current_inputs[k] for k in positions])     # compile now, not at the first call
+        return built, _Weights(current_inputs, constant_positions, names, on_weight_change)
+
+    state = {}
+    state["specializations"], state["weights"] = specialize(example_inputs)
 
     def run(*args):
-        return specializations([args[k] for k in positions])
+        if state["weights"].changed():                  # policy "recompile": the weights now
+            state["specializations"], state["weights"] = specialize(args)
+        return state["specializations"]([args[k] for k in positions])
 
-    run.specializations = specializations
+    run.specializations = state["specializations"]
     return run

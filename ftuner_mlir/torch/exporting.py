@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import math
-import os
+import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from pathlib import Path
 
 import torch
 
 from .. import settings
+from ..backends import child_process
 from ..errors import CompileError
 from . import import_worker
 
@@ -71,28 +75,36 @@ def attention_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=F
     return torch.matmul(weights, value)
 
 
+# torch.export is not thread-safe ("Trying to pop empty mode stack"), and _exportable patches a torch
+# global: one export at a time in this process, whichever thread asks.
+_EXPORT_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def _exportable(module: torch.nn.Module):
-    """The module with every buffer persistent and attention traced as its math, restored after."""
-    saved = [(sub, set(sub._non_persistent_buffers_set)) for sub in module.modules()]
+    """The module in eval mode, with every buffer persistent and attention traced as its math; all
+    restored after, also when the export fails."""
+    saved = [(sub, set(sub._non_persistent_buffers_set), sub.training) for sub in module.modules()]
     fused = torch.nn.functional.scaled_dot_product_attention
     try:
-        for sub, _ in saved:
+        for sub, _, _ in saved:
             sub._non_persistent_buffers_set.clear()
+            sub.training = False
         torch.nn.functional.scaled_dot_product_attention = attention_math
         yield module
     finally:
         torch.nn.functional.scaled_dot_product_attention = fused
-        for sub, names in saved:
+        for sub, names, training in saved:
             sub._non_persistent_buffers_set.update(names)
+            sub.training = training
 
 
 def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dynamic_shapes=None):
-    """torch.export of the module in eval mode, without gradients."""
+    """torch.export of the module in eval mode (its own mode restored after), without gradients."""
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"ftuner_mlir.torch.compile takes a torch.nn.Module, got {type(module).__name__}")
     _refuse_half_precision(module, args, kwargs)
-    with _exportable(module), torch.no_grad():
+    with _EXPORT_LOCK, _exportable(module), torch.no_grad():
         try:
             return torch.export.export(module, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes)
         except Exception as err:
@@ -174,20 +186,42 @@ def _drop_guards(program) -> None:
 def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
     """The exported program as linalg-on-tensors text (torch-mlir, in a child process)."""
     _drop_guards(program)
-    with tempfile.TemporaryDirectory(prefix="ftuner-torch-") as folder:
-        saved, text = os.path.join(folder, "program.pt2"), os.path.join(folder, "program.mlir")
-        torch.export.save(program, saved)
-        try:
-            proc = subprocess.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", saved, text],
-                                  capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
-        if proc.returncode == import_worker.UNSUPPORTED_EXIT:
-            if settings.torch_verbose():
-                sys.stderr.write(proc.stderr)
-            raise UnsupportedModel(proc.stderr.strip().splitlines()[-1].removeprefix("unsupported: "))
-        if proc.returncode != 0:
-            tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
-            raise CompileError(f"torch-mlir's import failed (exit code {proc.returncode}):\n{tail}")
-        with open(text) as f:
-            return f.read()
+    try:
+        folder = child_process.scratch_dir("ftuner-torch-")
+    except OSError as err:
+        raise CompileError(f"cannot create a folder in the temporary directory {tempfile.gettempdir()}: "
+                           f"{err.strerror or err} (set TMPDIR to a writable folder)") from None
+    try:
+        return _import(program, folder, timeout_s)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _import(program, folder: Path, timeout_s: float) -> str:
+    saved, text = folder / "program.pt2", folder / "program.mlir"
+    _save(program, saved)
+    try:
+        proc = child_process.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", str(saved), str(text)],
+                                 timeout_s)
+    except subprocess.TimeoutExpired:
+        raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
+    if proc.returncode == import_worker.UNSUPPORTED_EXIT:
+        if settings.torch_verbose():
+            sys.stderr.write(proc.stderr)
+        raise UnsupportedModel(proc.stderr.strip().splitlines()[-1].removeprefix("unsupported: "))
+    if proc.returncode != 0:
+        tail = "\n".join(proc.stderr.strip().splitlines()[-15:])
+        raise CompileError(f"torch-mlir's import failed (exit code {proc.returncode}):\n{tail}")
+    return text.read_text()
+
+
+def _save(program, path: Path) -> None:
+    """torch.export.save through memory: written straight to a full disk, torch's serializer aborts the
+    process (measured: SIGABRT); a Python write fails with an OSError, reported with the folder."""
+    data = io.BytesIO()
+    torch.export.save(program, data)
+    try:
+        path.write_bytes(data.getbuffer())
+    except OSError as err:
+        raise CompileError(f"cannot write the exported program into {path.parent}: {err.strerror or err} "
+                           f"(set TMPDIR to a writable folder with room for the model)") from None

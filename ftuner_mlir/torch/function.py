@@ -7,6 +7,8 @@ Results come back as tensors sharing the native code's output buffers, in the mo
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import torch
 from torch.utils import _pytree as pytree
@@ -17,18 +19,25 @@ from .exporting import DimRange, user_input_nodes
 class CompiledModule:
     """`compiled(*args, **kwargs)` like the module; one compilation serves every shape in the ranges."""
 
-    def __init__(self, executable, program, ranges: list[DimRange], source_bytes: int, timings: dict):
+    def __init__(self, executable, program, ranges: list[DimRange], source_bytes: int, timings: dict,
+                 watch=None, on_weight_change: str = "ignore", again=None):
         self.executable = executable
         self.function = executable["main"]
         self.ranges = ranges
         self.timings = timings                 # seconds: export, import (torch-mlir), compile
         self.source_bytes = source_bytes
+        self._watch = watch                    # weights.WeightWatch of the module's state, or None
+        self._on_weight_change = on_weight_change
+        self._again = again                    # () -> a CompiledModule from the current weights
+        self._recompiling = threading.Lock()
         self._in_spec = program.call_spec.in_spec
         self._out_spec = program.call_spec.out_spec
         example = pytree.tree_unflatten([_leaf(n) for n in user_input_nodes(program)], self._in_spec)
         self._constants = [(i, v) for i, v in enumerate(pytree.tree_leaves(example)) if not isinstance(v, _Tensor)]
 
     def __call__(self, *args, **kwargs):
+        if self._watch is not None:
+            self._check_weights()
         leaves, spec = pytree.tree_flatten((args, kwargs))
         if spec != self._in_spec:
             raise ValueError(f"the compiled module was exported with inputs structured as {self._in_spec}, "
@@ -43,6 +52,18 @@ class CompiledModule:
         results = self.function(*arrays)
         results = results if isinstance(results, tuple) else (results,)
         return pytree.tree_unflatten([torch.from_numpy(r) for r in results], self._out_spec)
+
+    def _check_weights(self) -> None:
+        name = self._watch.changed()
+        if name is None:
+            return
+        if self._on_weight_change == "raise":
+            raise self._watch.stale_error(name, "the module")
+        with self._recompiling:
+            if self._watch.changed() is not None:       # not done by another thread meanwhile
+                fresh = self._again()
+                self.executable, self.function, self._watch = fresh.executable, fresh.function, fresh._watch
+                self.timings, self.source_bytes = fresh.timings, fresh.source_bytes
 
     def _check_ranges(self, tensors) -> None:
         for r in self.ranges:

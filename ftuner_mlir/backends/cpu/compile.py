@@ -43,6 +43,9 @@ class Request:
 def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, tile=None, tuning: bool = True,
             isolate: bool = True, cache: bool | None = None, timeout_s=None, memory_mb=None,
             profile: bool = False, matmul_precision: str = "f32") -> Request:
+    from ..isolate import check_limits
+
+    check_limits(timeout_s, memory_mb)
     mr, nr = tile or (0, 0)
     options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning, profile, matmul_precision)
     tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..worker import MANIFEST, main, sha256_of
+from ..worker import main, sha256_of, write_manifest
 
 LIBRARY = "libmodule.so"
 FORMAT = 1
@@ -76,7 +76,7 @@ def build(source: str, options, out: Path) -> dict:
     }
     for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), *out.glob("constants.*")]:
         leftover.unlink(missing_ok=True)
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    write_manifest(out, manifest)
     return manifest
 
 

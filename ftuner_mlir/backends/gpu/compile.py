@@ -36,7 +36,9 @@ def request(source: str, target, *, opt_level: int = 3, isolate: bool = True, ca
     """CPU-only options (threads, tile, tuning) do not apply here."""
     from ...errors import InvalidOptions
     from ...ukernel.gpu_space import select_gpu
+    from ..isolate import check_limits
 
+    check_limits(timeout_s, memory_mb)
     if profile:
         raise InvalidOptions("profile=True is for CPU targets; GPU modules have no clocks yet")
     try:

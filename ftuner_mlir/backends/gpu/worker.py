@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..worker import MANIFEST, main, sha256_of
+from ..worker import main, sha256_of, write_manifest
 
 HOST_CODE = "host.mlirbc"
 FORMAT = 1
@@ -33,7 +33,7 @@ def build(source: str, options, out: Path) -> dict:
         "functions": {name: sig.rules() for name, sig in signatures.items()},
         "seconds": {"mlir": round(time.perf_counter() - t0, 4)},
     }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    write_manifest(out, manifest)
     return manifest
 
 

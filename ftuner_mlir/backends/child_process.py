@@ -1,0 +1,124 @@
+"""Child processes that never outlive the compile that started them, and scratch folders that never
+outlive their process.
+
+Every child (the compiler process, torch-mlir's import, the tools they run, tuning trials) starts in its
+own process group with Linux's parent-death signal set: when the process that started it dies, even of
+SIGKILL, the kernel kills it. An exception in the parent while it waits (KeyboardInterrupt, a timeout,
+SystemExit) kills the child's whole group before it propagates. `terminate_cleanly()` turns a SIGTERM
+during a compile into an exception, so the scratch folders go before the process dies of the signal.
+Scratch folders carry their process id in their name; `scratch_dir` deletes those of dead processes
+(what a SIGKILL left behind) when it makes a new one beside them.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _in_child(parent: int, memory_mb: int | None):
+    """What runs in the child between fork and exec: die with the parent, then the memory limit."""
+    def apply() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:              # the parent died before the signal was armed
+            os._exit(1)
+        if memory_mb is not None:
+            limit = memory_mb << 20
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)        # an enclosing limit (the tuner's) stays in force
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+def start(cmd: list[str], memory_mb: int | None = None, **popen) -> subprocess.Popen:
+    """Popen in a new process group that dies with this process; `memory_mb` limits its address space."""
+    return subprocess.Popen(cmd, start_new_session=True, preexec_fn=_in_child(os.getpid(), memory_mb), **popen)
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """The child and every tool it started, then reap it."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+
+
+def wait(proc: subprocess.Popen, timeout_s: float):
+    """proc.communicate(timeout=...); on a timeout or any exception (KeyboardInterrupt, SystemExit)
+    the child's group is killed first, then the exception goes on."""
+    try:
+        return proc.communicate(timeout=timeout_s)
+    except BaseException:
+        kill_group(proc)
+        raise
+
+
+def run(cmd: list[str], timeout_s: float, memory_mb: int | None = None, **popen) -> subprocess.CompletedProcess:
+    """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s) with a child that dies
+    with this process; subprocess.TimeoutExpired past the limit, after the group was killed."""
+    proc = start(cmd, memory_mb, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                 text=True, errors="replace", **popen)
+    stdout, stderr = wait(proc, timeout_s)
+    return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:                     # someone else's process: alive
+        return True
+    return True
+
+
+def scratch_dir(prefix: str, parent: Path | str | None = None) -> Path:
+    """A new private folder `<parent>/<prefix><pid>-XXXX` (parent: the temporary directory); folders of
+    the same prefix whose process is gone are deleted first."""
+    parent = Path(parent or tempfile.gettempdir())
+    pattern = re.compile(re.escape(prefix) + r"(\d+)-")
+    with contextlib.suppress(OSError):
+        for old in parent.iterdir():
+            match = pattern.match(old.name)
+            if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+                shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived during a compile."""
+
+
+@contextlib.contextmanager
+def terminate_cleanly():
+    """Within the block, SIGTERM unwinds the stack (children killed, scratch folders deleted), then the
+    process dies of SIGTERM as it would have. Only where the default action was in force (a handler of
+    the program's own is left alone) and on the main thread (signal handlers live there)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def raise_terminated(signum, frame):
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise                                   # not reached: the default action ends the process
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 
+from ..backends import child_process
 from ..hardware.cpu import CpuTarget
 from ..ukernel.space import ranked_candidates
 from ..tuning.db import TuningDB
@@ -28,15 +28,11 @@ class Trial:
     error: str | None = None
 
 
-def _limit_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
-
-
 def run_trial(target: CpuTarget, dtype: str, trial: Trial) -> Trial:
     config = json.dumps({"target": dataclasses.asdict(target), "dtype": dtype, "mr": trial.mr, "nr": trial.nr})
     try:
-        proc = subprocess.run([sys.executable, "-m", "ftuner_mlir.tuner.worker", config], capture_output=True,
-                              text=True, timeout=TIME_LIMIT, preexec_fn=_limit_memory)
+        proc = child_process.run([sys.executable, "-m", "ftuner_mlir.tuner.worker", config], TIME_LIMIT,
+                                 memory_mb=MEMORY_LIMIT >> 20)
     except subprocess.TimeoutExpired:
         trial.error = f"timed out after {TIME_LIMIT} s"
         return trial

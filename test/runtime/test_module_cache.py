@@ -58,7 +58,8 @@ def test_second_process_loads_from_cache(tmp_path):
     assert second["library"] == first["library"] and len(entries(tmp_path)) == 1
 
 
-@pytest.mark.parametrize("damage", ["truncate-library", "flip-library-byte", "garbage-manifest", "drop-library"])
+@pytest.mark.parametrize("damage", ["truncate-library", "flip-library-byte", "garbage-manifest", "drop-library",
+                                    "edit-result-dims", "edit-result-dtype"])
 def test_a_damaged_entry_is_rebuilt_not_loaded(tmp_path, damage):
     first = run(tmp_path, damage)
     library = Path(first["library"])
@@ -71,6 +72,14 @@ def test_a_damaged_entry_is_rebuilt_not_loaded(tmp_path, damage):
         library.write_bytes(bytes(data))
     elif damage == "garbage-manifest":
         manifest.write_text("{ not json")
+    elif damage.startswith("edit-"):            # valid JSON, the library intact: only the seal tells
+        data = json.loads(manifest.read_text())
+        result = data["functions"]["matmul"]["results"][0]
+        if damage == "edit-result-dims":
+            data["functions"]["matmul"]["result_dims"][0][0] = data["functions"]["matmul"]["result_dims"][0][1]
+        else:
+            result["dtype"] = "float64"
+        manifest.write_text(json.dumps(data, indent=1))
     else:
         library.unlink()
     again = run(tmp_path, damage)

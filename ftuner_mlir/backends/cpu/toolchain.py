@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ...errors import CompileError
+from .. import child_process
 from ...lowering.llvm_target import TRIPLE, host_cpu, llvm_cpu
 from ...runtime import libs
 
@@ -48,7 +49,7 @@ def linker() -> list[str]:
 def run_tool(cmd: list[str], timeout_s: float = 3600) -> None:
     """Run one tool; a failure is a CompileError with the command to reproduce it and its output."""
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        proc = child_process.run(cmd, timeout_s)           # dies with the compiler process
     except subprocess.TimeoutExpired:
         raise CompileError(f"{Path(cmd[0]).name} did not finish in {timeout_s:.0f} s; reproduce with:\n  "
                            f"{' '.join(cmd)}") from None

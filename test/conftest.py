@@ -1,4 +1,5 @@
 import os
+import subprocess
 import tempfile
 
 import numpy as np
@@ -14,3 +15,20 @@ def rng(request):
     seed = int(os.environ.get("FTUNER_SEED", int.from_bytes(os.urandom(4), "little")))
     print(f"{request.node.name}: seed {seed}")
     return np.random.default_rng(seed)
+
+
+@pytest.fixture
+def full_folder(tmp_path):
+    """A folder on a file system with 8 KiB left: a small tmpfs, filled. Mounting needs root
+    (CAP_SYS_ADMIN); where it is refused the test is skipped, saying so."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs to fill ({made.stderr.strip()}): a full disk cannot be made here")
+    try:
+        with open(mount / "filler", "wb") as f:
+            f.write(b"\0" * ((1 << 20) - (8 << 10)))
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)

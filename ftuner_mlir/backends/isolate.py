@@ -12,6 +12,7 @@ The options a backend passes (cpu/options.py, gpu/options.py) have `target`, `to
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -125,7 +126,19 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
         message = _death(proc.returncode, output, memory_mb)
         if output.strip():
             message += f"; its last output:\n{_tail(output)}"
+    _check_room(out, message)
     raise CompileError(f"{message}\n{save_reproducer(source, options)}")
+
+
+# what a tool that could not write its output says (strerror of ENOSPC, EDQUOT, EROFS)
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def _check_room(out: Path, message: str) -> None:
+    """The child writes only into `out`: a write error there is the folder's fault, not the module's."""
+    for code in _NO_ROOM:
+        if os.strerror(code) in message:
+            raise UnwritableFolder(out, OSError(code, os.strerror(code)))
 
 
 def discard(folder: Path) -> None:

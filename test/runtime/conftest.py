@@ -13,3 +13,4 @@ def fake_driver(tmp_path_factory):
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(d / "libcuda.so.1"), str(INPUTS / "fake_libcuda.c")],
                    check=True)
     return d
+

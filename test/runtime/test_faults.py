@@ -58,6 +58,20 @@ def test_a_full_cache_is_a_warning(monkeypatch, tmp_path, rng):
     assert not list((tmp_path / "modules").glob("building-*")), "the build folder was left behind"
 
 
+def test_a_really_full_cache_is_a_warning(monkeypatch, full_folder, rng):
+    monkeypatch.setenv("FTUNER_CACHE_DIR", str(full_folder))
+    with pytest.warns(RuntimeWarning, match="cannot be written"):
+        exe = ftuner_mlir.compile(models.matmul() + "\n// really full cache\n")
+    _check_matmul(exe, rng)
+
+
+def test_a_full_temporary_directory_is_a_compile_error(monkeypatch, full_folder):
+    monkeypatch.setattr(tempfile, "tempdir", str(full_folder))
+    with pytest.raises(CompileError, match=f"cannot write into {full_folder}.*No space left on device"):
+        ftuner_mlir.compile(models.matmul() + "\n// full temp dir\n", cache=False)
+    assert [p.name for p in full_folder.iterdir()] == ["filler"], "a build folder was left behind"
+
+
 def test_an_unwritable_temporary_directory_is_a_compile_error(monkeypatch, tmp_path):
     blocker = tmp_path / "tmp-is-a-file"
     blocker.write_text("")

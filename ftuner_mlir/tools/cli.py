@@ -63,6 +63,15 @@ def _target(text: str) -> str:
     return text
 
 
+def _cpu_target(text: str) -> str:
+    """A --target for the CPU-only subcommands (tune): a GPU target is a usage error, not a traceback."""
+    from ftuner_mlir.hardware.targets import parse_target
+    if parse_target(_target(text)).kind == "gpu":
+        raise argparse.ArgumentTypeError(f"{text!r} is a GPU target; tuning measures CPU uKernels (GPU tiles come "
+                                         f"from the analytic model: `ftuner target --target {text}`)")
+    return text
+
+
 def _single_threaded_references() -> None:
     """numpy's timed column runs in a process of its own (bench/library_worker.py); in this process numpy
     only computes float64 references, on one thread, so no OpenBLAS thread spins beside ftuner's timed
@@ -373,8 +382,17 @@ def cache(args) -> int:
 SWEEPS = ("dense", "bmm_tx64xt", "bmm_txtx64", "odd")
 
 
+def _sweeps(text: str) -> list[str]:
+    names = text.split(",")
+    unknown = [name for name in names if name not in SWEEPS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no sweep named {', '.join(map(repr, unknown))}; the sweeps are "
+                                         f"{', '.join(SWEEPS)}")
+    return names
+
+
 def add_bench_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sweeps", type=lambda s: s.split(","), default=list(SWEEPS),
+    p.add_argument("--sweeps", type=_sweeps, default=list(SWEEPS),
                    help=f"comma-separated subset of {','.join(SWEEPS)} (default: all)")
     p.add_argument("--t", type=_parse_ts, default=list(range(1, 129)),
                    help="Dense T values (M = 16*T), e.g. 1-16,32 (default: 1-128)")
@@ -435,7 +453,7 @@ def main(argv=None) -> None:
     add_bench_arguments(p)
     p.set_defaults(run=bench)
     p = sub.add_parser("tune", help="measure the best analytic uKernels once; results go to the tuning database")
-    p.add_argument("--target", type=_target, default="host")
+    p.add_argument("--target", type=_cpu_target, default="host")
     p.add_argument("--dtype", default="f32", choices=("f32", "f64"))
     p.add_argument("--top", type=_positive_int, default=6, help="how many analytic candidates to measure")
     p.add_argument("--db", default=None, help="database file (default: the cache dir; FTUNER_CACHE_DIR)")

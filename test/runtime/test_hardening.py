@@ -104,6 +104,9 @@ def _cli(*args, tool="ftuner", stdin=None):
     (("bench", "--models", "gpt2", "--batches", "16,0"), "argument --batches: expected a positive integer, got 0"),
     (("bench", "--models", "gpt2", "--model-t", "0"), "argument --model-t: T values must be positive"),
     (("demo", "--profile"), "--profile needs --model"),
+    (("tune", "--target", "cuda:h200"), "argument --target: 'cuda:h200' is a GPU target; tuning measures CPU"),
+    (("bench", "--sweeps", "nope"), "argument --sweeps: no sweep named 'nope'; the sweeps are dense,"),
+    (("bench", "--sweeps", "dense,odd,nope"), "no sweep named 'nope'"),
 ])
 def test_ftuner_cli_errors(args, message):
     r = _cli(*args)

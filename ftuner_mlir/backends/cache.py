@@ -70,8 +70,12 @@ def lookup(k: str) -> Path | None:
         return None
     if valid(folder, k):
         return folder
-    shutil.rmtree(folder, ignore_errors=True)
+    remove(folder)
     return None
+
+
+def remove(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def new_build_dir() -> Path:

@@ -11,8 +11,9 @@ and the result was copied once more over the whole output (a few % of a Dense la
 """
 from __future__ import annotations
 
+import numpy as np
 from mlir import ir
-from mlir.dialects import bufferization, func
+from mlir.dialects import bufferization, func, memref
 
 from ..ir.build import cast
 from ..ir.diagnostics import PassFailure, location_of
@@ -117,3 +118,39 @@ def drop_self_copies(module_op) -> None:
             source, target = (look_through(v, {"memref.cast"}) for v in op.operands)
             if source == target:
                 op.erase()
+
+
+ABI_SYMBOL = "ftuner_abi"
+
+
+def record_abi_table(module_op) -> None:
+    """The library's own description of its public functions, as a C string @ftuner_abi: per function,
+    every buffer it takes (arguments, results, the call's status) as its dims and element bits,
+    `name(?x768:32,2304x768:32,?x2304:32);...`. The loader checks the manifest's tables against it
+    before any call: a manifest that does not describe this library is refused (runtime/loader.py)."""
+    entries = []
+    for fn in public_functions(module_op):
+        if "llvm.emit_c_interface" not in fn.attributes:         # the runtime's helpers (profile clocks)
+            continue
+        ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        buffers = [_buffer_code(ir.MemRefType(t)) for t in ftype.inputs]
+        entries.append(f"{ir.StringAttr(fn.attributes['sym_name']).value}({','.join(buffers)})")
+    text = ";".join(entries).encode() + b"\0"
+    i8 = ir.IntegerType.get_signless(8)
+    with ir.InsertionPoint.at_block_begin(module_op.regions[0].blocks[0]), module_op.location:
+        memref.GlobalOp(ABI_SYMBOL, ir.TypeAttr.get(ir.MemRefType.get([len(text)], i8)), constant=True,
+                        initial_value=ir.DenseElementsAttr.get(np.frombuffer(text, np.int8),
+                                                               type=ir.RankedTensorType.get([len(text)], i8)))
+
+
+def _buffer_code(t: ir.MemRefType) -> str:
+    dims = "x".join("?" if ir.ShapedType.is_dynamic_size(d) else str(d) for d in t.shape)
+    return f"{dims}:{_bits(t.element_type)}"
+
+
+def _bits(element: ir.Type) -> int:
+    """Bits an element takes in memory (i1 is stored as a byte, narrow_types.py)."""
+    for kind in (ir.IntegerType, ir.FloatType):
+        if isinstance(element, kind):
+            return max(8, kind(element).width)
+    raise PassFailure(None, f"public buffer of element type {element} has no width")

@@ -138,6 +138,37 @@ def _torch_of(args):
     return None
 
 
+ABI_SYMBOL = "ftuner_abi"     # lowering/abi.py: the library's own description of its public functions
+
+
+class DamagedModule(RuntimeError):
+    """The manifest does not describe the library next to it (dims, ranks, element sizes)."""
+
+
+def check_abi_table(lib, functions: dict) -> None:
+    """Compare the manifest's argument and result tables with the library's @ftuner_abi string (a CPU
+    library built before that table existed has none: nothing to compare)."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.in_dll(lib, ABI_SYMBOL))
+    except ValueError:
+        return
+    table = ctypes.string_at(address).decode()
+    library = dict(entry[:-1].split("(", 1) for entry in table.split(";") if entry)
+    try:
+        from .function import element_dtype
+    except ImportError:             # pragma: no cover - as a script
+        from function import element_dtype
+    for name, rules in functions.items():
+        buffers = [*rules["args"], *rules["results"]]
+        expected = [f"{'x'.join('?' if d is None else str(d) for d in b['shape'])}:"
+                    f"{element_dtype(b['dtype']).itemsize * 8}" for b in buffers]
+        expected += [":32"] if rules.get("asserts") else []            # the call's status
+        if library.get(name) != ",".join(expected):
+            raise DamagedModule(f"module.json does not describe its library: @{name} takes "
+                                f"({library.get(name, 'nothing: no such function')}) in the library, "
+                                f"({','.join(expected)}) in the manifest (dims:element bits)")
+
+
 class ExportedModule:
     """`libraries` maps the file names of the runtime libraries the manifest `needs` to their paths
     (default: next to the library, where an export puts them)."""
@@ -157,6 +188,8 @@ class ExportedModule:
         self._needed = [ctypes.CDLL(str(libraries.get(name, directory / name)), mode=ctypes.RTLD_GLOBAL)
                         for name in self.metadata.get("needs", [])]
         self.lib = ctypes.CDLL(str(directory / self.metadata["library"]))
+        if self.kind == "cpu":
+            check_abi_table(self.lib, self.metadata["functions"])
         self.functions = {name: self._function(name, shape_rules.from_json(rules))
                           for name, rules in self.metadata["functions"].items()}
         self.profiler = self._profiler()

@@ -4,6 +4,9 @@
 // RUN: ftuner-opt %s --ftuner-lower-cpu="num-threads=1" | FileCheck %s
 
 // CHECK: module attributes {ftuner.asserts = ["index must be smaller than dim size ({{.*}}:{{[0-9]+}}:5)", "index must be larger or equal to 0 ({{.*}}:{{[0-9]+}}:5)"]
+// The library's own table of its buffers, "gather(5x3:32,?:64,?x3:32,:32)" (runtime/loader.py checks
+// module.json against it); no other global: no shared flag.
+// CHECK: llvm.mlir.global external constant @ftuner_abi(dense<[103, 97, 116, 104, 101, 114, 40, 53, 120, 51, 58, 51, 50, 44, 63, 58, 54, 52, 44, 63, 120, 51, 58, 51, 50, 44, 58, 51, 50, 41, 0]>
 // CHECK-NOT: llvm.mlir.global
 // CHECK-NOT: llvm.call @abort
 // The public function: table, ids, the result, then the status descriptor (allocated, aligned, offset).

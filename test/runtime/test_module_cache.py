@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ftuner_mlir.backends.worker import write_manifest
+
 BIN = Path(sys.executable).parent
 
 # Compile a module (its text varies with TAG, so every test has its own cache key), check it against
@@ -59,7 +61,7 @@ def test_second_process_loads_from_cache(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncate-library", "flip-library-byte", "garbage-manifest", "drop-library",
-                                    "edit-result-dims", "edit-result-dtype"])
+                                    "edit-result-dims", "edit-result-dtype", "edit-and-reseal"])
 def test_a_damaged_entry_is_rebuilt_not_loaded(tmp_path, damage):
     first = run(tmp_path, damage)
     library = Path(first["library"])
@@ -72,6 +74,10 @@ def test_a_damaged_entry_is_rebuilt_not_loaded(tmp_path, damage):
         library.write_bytes(bytes(data))
     elif damage == "garbage-manifest":
         manifest.write_text("{ not json")
+    elif damage == "edit-and-reseal":           # sealed, but not this library's: its @ftuner_abi table tells
+        data = json.loads(manifest.read_text())
+        data["functions"]["matmul"]["results"][0]["dtype"] = "float64"
+        write_manifest(manifest.parent, data)
     elif damage.startswith("edit-"):            # valid JSON, the library intact: only the seal tells
         data = json.loads(manifest.read_text())
         result = data["functions"]["matmul"]["results"][0]

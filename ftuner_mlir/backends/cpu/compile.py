@@ -57,10 +57,18 @@ def build(req: Request) -> Executable:
     _check_runs_here(req.options.target)
     if not req.isolate:
         return _compile_in_process(req.source, req.options)
+    from ...runtime.loader import DamagedModule
     from ..isolate import built
 
-    with built(req) as (folder, origin):
-        return _load(folder, origin)
+    for _ in range(2):
+        with built(req) as (folder, origin):
+            try:
+                return _load(folder, origin)
+            except DamagedModule as err:
+                if origin != "cache":
+                    raise CompileError(f"the compiler wrote a library its manifest does not describe: {err}") from None
+        module_cache.remove(folder)          # a damaged entry: deleted, and built again
+    raise CompileError(f"the module cache in {module_cache.root()} keeps returning damaged entries")
 
 
 def _check_runs_here(target) -> None:

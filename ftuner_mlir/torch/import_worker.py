@@ -11,13 +11,46 @@ import re
 import sys
 
 UNSUPPORTED_EXIT = 3
-# dialects the export may leave behind that upstream MLIR cannot parse or lower
+FOREIGN_DIALECTS = ("torch", "tm_tensor", "torch_c")     # what upstream MLIR cannot parse or lower
 _FOREIGN_OP = re.compile(r"\b((?:torch|tm_tensor|torch_c)\.[A-Za-z0-9_.]+)")
+# what a left-over op came from in the model, and how to do without it
+EXPLAINED = {
+    "tm_tensor.scan": "torch.cumsum (a prefix sum: RoBERTa-family position ids, or a decoder called without an "
+                      "attention mask, compute one); pass position_ids / attention_mask to the model to avoid it",
+}
 
 
-def foreign_ops(text: str) -> list[str]:
-    """Ops of torch-mlir's own dialects in the text (before the resource blobs)."""
-    return sorted(set(_FOREIGN_OP.findall(text.split("{-#", 1)[0])))
+def foreign_ops(module) -> dict[str, str]:
+    """Ops of torch-mlir's own dialects left in the module: name -> where the first one came from (the
+    model's file:line). Ops, not text: an assert's message naming `torch.aten.mm` is no op."""
+    from torch_mlir.ir import WalkResult
+
+    found: dict[str, str] = {}
+
+    def foreign(op) -> bool:
+        return op is not None and op.name.split(".", 1)[0] in FOREIGN_DIALECTS
+
+    def visit(op):
+        if foreign(op) and not foreign(op.parent) and op.name not in found:     # not a scan's own yield
+            found[op.name] = _where(op.location)
+        return WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found
+
+
+_FILE_LINE = re.compile(r'"([^"]+)":(\d+)')
+
+
+def _where(location) -> str:
+    """The innermost file:line of a location (torch-mlir nests the model's line in call sites)."""
+    found = _FILE_LINE.search(str(location))
+    return f"{found.group(1)}:{found.group(2)}" if found else "an unknown line of the model"
+
+
+def describe(ops: dict[str, str]) -> str:
+    return "; ".join(f"{name} at {where}" + (f" ({EXPLAINED[name]})" if name in EXPLAINED else "")
+                     for name, where in sorted(ops.items()))
 
 
 def main(argv: list[str]) -> int:
@@ -36,12 +69,12 @@ def main(argv: list[str]) -> int:
         print(f"unsupported: torch-mlir cannot import the model ({op or type(err).__name__}): "
               f"{' '.join(message[:2])[:400]}", file=sys.stderr)
         return UNSUPPORTED_EXIT
-    text = str(module)
-    left = foreign_ops(text)
+    left = foreign_ops(module)
     if left:
-        print(f"unsupported: the model needs {', '.join(left)}: ops of torch-mlir's own dialects that it "
-              f"left in the linalg output, which upstream MLIR cannot compile", file=sys.stderr)
+        print(f"unsupported: the model needs {describe(left)}: ops of torch-mlir's own dialects that it left "
+              f"in the linalg output, which upstream MLIR cannot compile", file=sys.stderr)
         return UNSUPPORTED_EXIT
+    text = str(module)
     with open(out, "w") as f:
         f.write(text)
     return 0

@@ -82,8 +82,23 @@ def test_unsupported_ops_are_named():
         def forward(self, x):
             return torch.cumsum(x, 1)
 
-    with pytest.raises(ftorch.UnsupportedModel, match=r"the model needs tm_tensor\.scan"):
+    with pytest.raises(ftorch.UnsupportedModel, match=r"the model needs tm_tensor\.scan at \S*test_frontend.py:"
+                                                    r"\d+ \(torch.cumsum .* pass position_ids / attention_mask[^;]*: ops"):
         ftorch.compile(Cumsum(), (torch.randn(2, 5),), dynamic_shapes=({1: Dim("T", min=2, max=64)},))
+
+
+def test_op_names_inside_string_literals_are_not_ops(rng):
+    """torch-mlir guards a matmul of two dynamic contracting dims with `cf.assert ..., "mismatching
+    contracting dimension for torch.aten.mm"`: text, not an op left over."""
+    class MatMul(torch.nn.Module):
+        def forward(self, a, b):
+            return torch.mm(a, b)
+
+    k = Dim("K", min=2, max=64)
+    out = ftorch.compile(MatMul(), (torch.randn(3, 5), torch.randn(5, 4)), dynamic_shapes=({1: k}, {0: k}))
+    for size in (2, 17, 64):
+        a, b = (torch.from_numpy(rng.standard_normal(s).astype("float32")) for s in ((3, size), (size, 4)))
+        assert relative_error(out(a, b), a.double() @ b.double()) < TOLERANCE, size
 
 
 def test_dims_the_lowering_pins_are_a_compile_error():

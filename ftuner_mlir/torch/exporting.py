@@ -27,7 +27,7 @@ import torch
 from .. import settings
 from ..backends import child_process
 from ..errors import CompileError
-from . import import_worker
+from . import decompositions, import_worker
 
 IMPORT_TIMEOUT_S = 3600.0
 
@@ -106,9 +106,11 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
     _refuse_half_precision(module, args, kwargs)
     with _EXPORT_LOCK, _exportable(module), torch.no_grad():
         try:
-            return torch.export.export(module, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes)
+            program = torch.export.export(module, tuple(args), kwargs or {}, dynamic_shapes=dynamic_shapes)
         except Exception as err:
             raise UnsupportedModel(f"torch.export failed: {type(err).__name__}: {_first_lines(err)}") from err
+        _drop_guards(program)
+        return decompositions.decompose(program)
 
 
 HALF_PRECISION = (torch.bfloat16, torch.float16)

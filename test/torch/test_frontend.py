@@ -78,13 +78,34 @@ def test_torch_compile_backend(kind, rng):
 
 
 def test_unsupported_ops_are_named():
-    class Cumsum(torch.nn.Module):
+    class Sort(torch.nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 1)
+            return torch.sort(x, 1).values
 
-    with pytest.raises(ftorch.UnsupportedModel, match=r"the model needs tm_tensor\.scan at \S*test_frontend.py:"
-                                                    r"\d+ \(torch.cumsum .* pass position_ids / attention_mask[^;]*: ops"):
-        ftorch.compile(Cumsum(), (torch.randn(2, 5),), dynamic_shapes=({1: Dim("T", min=2, max=64)},))
+    with pytest.raises(ftorch.UnsupportedModel, match=r"the model needs tm_tensor\.sort at \S*test_frontend.py:"
+                                                    r"\d+: ops of torch-mlir's own dialects"):
+        ftorch.compile(Sort(), (torch.randn(2, 5),), dynamic_shapes=({1: Dim("T", min=2, max=64)},))
+
+
+def test_cumsum_is_a_prefix_sum(rng):
+    """torch.cumsum (tm_tensor.scan in torch-mlir's output) is rewritten before the import: RoBERTa's
+    position ids from a padding mask, and a float prefix sum along the dynamic dim."""
+    class PositionIds(torch.nn.Module):
+        def forward(self, ids, values):
+            mask = ids.ne(1).int()
+            return (torch.cumsum(mask, dim=1) * mask).long() + 1, torch.cumsum(values, 1), values.cumsum(-1)
+
+    t = Dim("T", min=1, max=200)
+    out = ftorch.compile(PositionIds(), (torch.randint(0, 4, (2, 6)), torch.randn(2, 6, 3)),
+                         dynamic_shapes=({1: t}, {1: t}))
+    for size in (1, 2, 7, 64, 131, 200):
+        ids = torch.from_numpy(rng.integers(0, 4, (2, size)))
+        values = torch.from_numpy(rng.standard_normal((2, size, 3)).astype("float32"))
+        got = out(ids, values)
+        assert torch.equal(got[0], PositionIds()(ids, values)[0]), size
+        reference = torch.cumsum(values.double(), 1)
+        assert relative_error(got[1], reference) < TOLERANCE, size
+        assert relative_error(got[2], torch.cumsum(values.double(), -1)) < TOLERANCE, size
 
 
 def test_op_names_inside_string_literals_are_not_ops(rng):

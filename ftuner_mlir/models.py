@@ -106,15 +106,22 @@ def dense_chain(layers: int, hidden: int = 768, dtype: str = "f32") -> str:
 
 
 def conv2d(channels: int, filters: int, kernel: int = 3, stride: int = 1, padding: int = 0,
-           layout: str = "nchw", dtype: str = "f32", bias: bool = True) -> str:
-    """A 2-D convolution with dynamic batch, height and width, written the way torch-mlir emits
-    `nn.Conv2d` (layout "nchw": NCHW input, FCHW filter) or channels-last ("nhwc": NHWC, HWCF): a
-    tensor.pad, the output size computed with i64 arithmetic ((H + 2p - k) floordiv stride + 1), the bias
-    broadcast into the output (or a zero fill), then the linalg conv op. Arguments: x, the filter, the bias."""
+           layout: str = "nchw", dtype: str = "f32", bias: bool = True, sizes=("?", "?", "?")) -> str:
+    """A 2-D convolution with dynamic batch, height and width (or the static ones `sizes` names:
+    (batch, height, width), each "?" or an int), written the way torch-mlir emits `nn.Conv2d` (layout
+    "nchw": NCHW input, FCHW filter) or channels-last ("nhwc": NHWC, HWCF): a tensor.pad, the output size
+    computed with i64 arithmetic ((H + 2p - k) floordiv stride + 1), the bias broadcast into the output
+    (or a zero fill), then the linalg conv op. Arguments: x, the filter, the bias."""
     nchw = layout == "nchw"
-    x = _tensor(("?", channels, "?", "?") if nchw else ("?", "?", "?", channels), dtype)
+    n, h, wd = sizes
+    out = [d if d == "?" else (d + 2 * padding - kernel) // stride + 1 for d in (h, wd)]
+    padded = [d if d == "?" else d + 2 * padding for d in (h, wd)]
+
+    def image(batch, spatial, c):
+        return _tensor((batch, c, *spatial) if nchw else (batch, *spatial, c), dtype)
+    x, xp = image(n, (h, wd), channels), image(n, padded, channels)
     w = _tensor((filters, channels, kernel, kernel) if nchw else (kernel, kernel, channels, filters), dtype)
-    y = _tensor(("?", filters, "?", "?") if nchw else ("?", "?", "?", filters), dtype)
+    y = image(n, out, filters)
     h_axis, w_axis = (2, 3) if nchw else (1, 2)
     pads = [0, 0, padding, padding] if nchw else [0, padding, padding, 0]
     low = ", ".join(map(str, pads))
@@ -127,13 +134,14 @@ def conv2d(channels: int, filters: int, kernel: int = 3, stride: int = 1, paddin
     if padding:
         lines += [f"%xp = tensor.pad %x low[{low}] high[{low}] {{",
                   "^bb0(" + ", ".join(f"%i{i}: index" for i in range(4)) + "):",
-                  f"  tensor.yield %zero : {dtype}", f"}} : {x} to {x}"]
+                  f"  tensor.yield %zero : {dtype}", f"}} : {x} to {xp}"]
         src = "%xp"
     for d in ("h", "w"):
         lines += [f"%{d}64 = arith.index_cast %{d} : index to i64", f"%{d}a = arith.addi %{d}64, %shrink : i64",
                   f"%{d}q = arith.floordivsi %{d}a, %stride : i64", f"%{d}o = arith.addi %{d}q, %one : i64",
                   f"%o{d} = arith.index_cast %{d}o : i64 to index"]
-    lines.append(f"%empty = tensor.empty(%n, %oh, %ow) : {y}")
+    dynamic = [name for name, size in (("%n", n), ("%oh", out[0]), ("%ow", out[1])) if size == "?"]
+    lines.append(f"%empty = tensor.empty({', '.join(dynamic)}) : {y}")
     if bias:
         dims = "[0, 2, 3]" if nchw else "[0, 1, 2]"
         lines.append(f"%init = linalg.broadcast ins(%b : {_tensor((filters,), dtype)}) outs(%empty : {y}) "
@@ -142,7 +150,7 @@ def conv2d(channels: int, filters: int, kernel: int = 3, stride: int = 1, paddin
         lines.append(f"%init = linalg.fill ins(%zero : {dtype}) outs(%empty : {y}) -> {y}")
     op = "linalg.conv_2d_nchw_fchw" if nchw else "linalg.conv_2d_nhwc_hwcf"
     lines += [f"%r = {op} {{dilations = dense<1> : vector<2xi64>, strides = dense<{stride}> : vector<2xi64>}} "
-              f"ins({src}, %f : {x}, {w}) outs(%init : {y}) -> {y}", f"return %r : {y}"]
+              f"ins({src}, %f : {xp}, {w}) outs(%init : {y}) -> {y}", f"return %r : {y}"]
     args = f"%x: {x}, %f: {w}" + (f", %b: {_tensor((filters,), dtype)}" if bias else "")
     body = "\n  ".join(lines)
     return f"func.func @conv2d({args}) -> {y} {{\n  {body}\n}}\n"

@@ -13,6 +13,7 @@ conv op."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
@@ -86,17 +87,16 @@ def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: UKernelSet):
     filt = ir.RankedTensorType(w.type)
     if fam.channels_last:
         kh, kw, c, f = filt.shape
-        n, oh, ow = dim(init, 0), dim(init, 1), dim(init, 2)
+        n, oh, ow = (_size(init, axis) for axis in (0, 1, 2))
     else:
         f, c, kh, kw = filt.shape
-        n, oh, ow = dim(init, 0), dim(init, 2), dim(init, 3)
+        n, oh, ow = (_size(init, axis) for axis in (0, 2, 3))
     conv = _Conv(fam, x, w, init, {"n": n, "oh": oh, "ow": ow, "kh": kh, "kw": kw, "c": c}, f, kh * kw * c,
                  strides, dilations, ukernels)
     if fam.channels_last:
         result, gemm = conv.nhwc()
         return result, [gemm]
-    pixels = arith.MulIOp(oh, ow).result
-    few = arith.CmpIOp(arith.CmpIPredicate.ult, pixels, index(BATCHED_BELOW_PIXELS)).result
+    few = arith.CmpIOp(arith.CmpIPredicate.ult, _value(_product(oh, ow)), index(BATCHED_BELOW_PIXELS)).result
     branch = scf.IfOp(few, [op.results[0].type], has_else=True)
     gemms = []
     for block, form in ((branch.then_block, conv.nchw_batched), (branch.else_block, conv.nchw_per_image)):
@@ -105,6 +105,27 @@ def emit_gemm(op, fam: Conv2dFamily, strides, dilations, ukernels: UKernelSet):
             scf.YieldOp([cast(result, op.results[0].type)])
             gemms.append(gemm)
     return branch.results[0], gemms
+
+
+def _size(value: ir.Value, axis: int):
+    """Dim `axis` of a tensor: an int where its type has it static (the GEMM's shapes stay static then),
+    else a `tensor.dim`."""
+    size = ir.RankedTensorType(value.type).shape[axis]
+    return dim(value, axis) if size == DYNAMIC else size
+
+
+def _value(size) -> ir.Value:
+    return index(size) if isinstance(size, int) else size
+
+
+def _product(*sizes):
+    """The product of sizes: an int when all are, else an index value."""
+    if all(isinstance(s, int) for s in sizes):
+        return math.prod(sizes)
+    out = _value(sizes[0])
+    for size in sizes[1:]:
+        out = arith.MulIOp(out, _value(size)).result
+    return out
 
 
 class _Conv:
@@ -120,25 +141,24 @@ class _Conv:
 
     def nhwc(self):
         """[N, OH, OW, KH, KW, C] patches -> [N*OH*OW, K] x filter [K, F] into the output [N*OH*OW, F]."""
-        dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
+        f, s = self.f, self.sizes
         patches = _patches(self.fam, self.x, s, self.strides, self.dilations)
-        a = collapse_shape(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
-        acc = collapse_shape(self.init, [[0, 1, 2], [3]], [dyn, f])
-        product, gemm = _matmul(a, collapse_shape(self.w, [[0, 1, 2], [3]], [k, f]), acc, self._set("matmul"))
+        a = collapse_shape(patches, [[0, 1, 2], [3, 4, 5]])
+        acc = collapse_shape(self.init, [[0, 1, 2], [3]])
+        product, gemm = _matmul(a, collapse_shape(self.w, [[0, 1, 2], [3]]), acc, self._set("matmul"))
         return expand_shape(product, [[0, 1, 2], [3]], [s["n"], s["oh"], s["ow"], f]), gemm
 
     def nchw_batched(self):
         """Patches [OH*N*OW, C*KH*KW] x filter [F, C*KH*KW]^T into zeros [OH*N*OW, F], added transposed
         onto the NCHW init in one pass. The rows go by output row first so the gather has a task per
         output row and the add one per filter, batch 1 included."""
-        dyn, k, f, s = DYNAMIC, self.k, self.f, self.sizes
+        f, s = self.f, self.sizes
         patches = _patches(self.fam, self.x, s, self.strides, self.dilations, ("oh", "n", "ow", "c", "kh", "kw"))
         patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(2)   # a task per output row and image
-        a = collapse_shape(patches, [[0, 1, 2], [3, 4, 5]], [dyn, k])
-        rows = arith.MulIOp(arith.MulIOp(s["n"], s["oh"]).result, s["ow"]).result
+        a = collapse_shape(patches, [[0, 1, 2], [3, 4, 5]])
         zero = float_constant(self.element)
-        acc = linalg.fill(zero, outs=[tensor.EmptyOp([rows, f], self.element).result])
-        product, gemm = _matmul(a, collapse_shape(self.w, [[0], [1, 2, 3]], [f, k]), acc, self._set("matmul_transpose_b"),
+        acc = linalg.fill(zero, outs=[tensor.EmptyOp([_product(s["n"], s["oh"], s["ow"]), f], self.element).result])
+        product, gemm = _matmul(a, collapse_shape(self.w, [[0], [1, 2, 3]]), acc, self._set("matmul_transpose_b"),
                                 "matmul_transpose_b")
         by_rows = expand_shape(product, [[0, 1, 2], [3]], [s["oh"], s["n"], s["ow"], f])
         d = _dims(4)          # (f, n, oh, ow): one task per filter
@@ -150,10 +170,11 @@ class _Conv:
     def nchw_per_image(self):
         """Per image: filter [F, C*KH*KW] x patches [C*KH*KW, OH*OW] accumulated into output[n] viewed as
         [F, OH*OW]; the image's patches stay in cache for its GEMM."""
-        dyn, k, f, s, x = DYNAMIC, self.k, self.f, self.sizes, self.x
-        acc_all = collapse_shape(self.init, [[0], [1], [2, 3]], [dyn, f, dyn])
-        a = collapse_shape(self.w, [[0], [1, 2, 3]], [f, k])
-        loop = scf.ForOp(index(0), s["n"], index(1), [acc_all])
+        dyn, f, s, x = DYNAMIC, self.f, self.sizes, self.x
+        acc_all = collapse_shape(self.init, [[0], [1], [2, 3]])
+        image_shape = ir.RankedTensorType(acc_all.type).shape[1:]          # [F, OH*OW]
+        a = collapse_shape(self.w, [[0], [1, 2, 3]])
+        loop = scf.ForOp(index(0), _value(s["n"]), index(1), [acc_all])
         with ir.InsertionPoint(loop.body):
             image = loop.induction_variable
             acc = loop.inner_iter_args[0]
@@ -163,7 +184,7 @@ class _Conv:
             patches = _patches(self.fam, one, {name: v for name, v in s.items() if name != "n"},
                                self.strides, self.dilations)
             patches.owner.attributes[PARALLEL_OUTER_ATTR] = parallel_outer(1)   # one task per channel
-            b = collapse_shape(patches, [[0, 1, 2], [3, 4]], [k, dyn])        # [C, KH, KW, OH, OW] -> [K, OH*OW]
-            product, gemm = _matmul(a, b, _slice(acc, image, [f, dyn]), self._set("matmul"))
-            scf.YieldOp([_slice(product, image, [f, dyn], insert_into=acc)])
+            b = collapse_shape(patches, [[0, 1, 2], [3, 4]])                  # [C, KH, KW, OH, OW] -> [K, OH*OW]
+            product, gemm = _matmul(a, b, _slice(acc, image, image_shape), self._set("matmul"))
+            scf.YieldOp([_slice(product, image, image_shape, insert_into=acc)])
         return expand_shape(loop.results[0], [[0], [1], [2, 3]], [s["n"], f, s["oh"], s["ow"]]), gemm

@@ -1,6 +1,8 @@
 """Small builder helpers the IR-emitting layers share (at the caller's insertion point and location)."""
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith, func, linalg, scf, tensor, vector
 
@@ -57,10 +59,15 @@ def reassociation_groups(op) -> list[list[int]]:
     return [[int(ir.IntegerAttr(d).value) for d in g] for g in op.attributes["reassociation"]]
 
 
-def collapse_shape(value: ir.Value, groups, shape) -> ir.Value:
-    """`value` with each group of dims merged into one: the result's `shape` (ints, DYNAMIC)."""
-    element = ir.RankedTensorType(value.type).element_type
-    return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, element), value, reassociation(groups)).result
+def collapse_shape(value: ir.Value, groups, shape=None) -> ir.Value:
+    """`value` with each group of dims merged into one: the result's `shape` (ints, DYNAMIC); by default
+    each group's product, DYNAMIC where a dim of the group is."""
+    source = ir.RankedTensorType(value.type)
+    if shape is None:
+        shape = [DYNAMIC if any(source.shape[i] == DYNAMIC for i in g) else math.prod(source.shape[i] for i in g)
+                 for g in groups]
+    return tensor.CollapseShapeOp(ir.RankedTensorType.get(shape, source.element_type), value,
+                                  reassociation(groups)).result
 
 
 def expand_shape(value: ir.Value, groups, sizes: list) -> ir.Value:

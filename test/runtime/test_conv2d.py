@@ -79,6 +79,24 @@ def test_conv2d_every_shape_one_compilation(exes, rng, name):
     assert compiler.compilations == before, "a shape triggered a new compilation"
 
 
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("sizes, shapes", [
+    ((2, 9, 11), [(2, 9, 11)]),                                  # fully static
+    (("?", 9, 11), [(1, 9, 11), (3, 9, 11)]),                    # batch only dynamic
+    ((2, "?", "?"), [(2, 7, 7), (2, 13, 10)]),                   # image size only
+    ((1, 16, 16), [(1, 16, 16)]),                                # a ViT patch embedding (kernel = stride = 4)
+    (("?", 16, 16), [(1, 16, 16), (5, 16, 16)]),
+], ids=["static", "batch", "image", "patches", "patches-batch"])
+def test_conv2d_static_and_dynamic_mixes(rng, layout, sizes, shapes):
+    """Any mix of static and dynamic batch, height and width compiles (the GEMM's shapes follow the
+    conv's types) and matches float64 numpy, at the sizes the dynamic dims take."""
+    kernel, stride, padding = (4, 4, 0) if 16 in sizes else (3, 2, 1)
+    config = (3, 5, kernel, stride, padding, layout, "f32", True)
+    exe = ftuner_mlir.compile(models.conv2d(3, 5, kernel, stride, padding, layout, "f32", True, sizes=sizes))
+    for n, h, w in shapes:
+        _case(rng, exe, config, n, h, w)
+
+
 def test_conv2d_fresh_random_shapes(exes, rng):
     for _ in range(4):
         n, h, w = (int(v) for v in rng.integers(1, 24, size=3) + np.array([0, 2, 2]))

@@ -57,6 +57,7 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
                "compile_s": time.perf_counter() - imported}
     ranges = exporting.dim_ranges(program)
     exporting.check_dynamic_dims(executable["main"].rules, ranges)
+    exporting.check_example(executable["main"], example_args, example_kwargs)
     return CompiledModule(executable, program, ranges, len(source), timings,
                           watch=watch, on_weight_change=on_weight_change, again=again)
 

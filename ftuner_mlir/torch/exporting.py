@@ -178,6 +178,18 @@ def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
                          " (torch-mlir's lowering typed it static; declare fewer dims dynamic)", pinned)
 
 
+def check_example(function, args: tuple, kwargs: dict | None) -> None:
+    """The compiled code must accept the inputs it was exported with: shape rules that refuse them
+    (a static size computed wrongly from dynamic ones) would make a module that refuses every call."""
+    leaves = torch.utils._pytree.tree_leaves((args, kwargs or {}))
+    shapes = [tuple(t.shape) for t in leaves if isinstance(t, torch.Tensor)]
+    try:
+        function.bind_shapes(shapes)
+    except ValueError as err:
+        raise UnsupportedModel(f"the compiled code refuses the export's own example inputs ({err}): its shape "
+                               f"rules do not describe the model; please report it with the model") from None
+
+
 def _drop_guards(program) -> None:
     """torch.export keeps its shape guards as Python code (`_guards_code`) that `run_decompositions`
     turns into a `_guards_fn` call; code written for Dynamo's frame (`L['inputs']`) fails there with a

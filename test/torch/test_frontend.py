@@ -155,3 +155,19 @@ def test_multiple_outputs_int64_and_reductions(rng):
         assert relative_error(got[0], want[0]) < TOLERANCE
         assert got[1].dtype == torch.float64 and relative_error(got[1], want[1]) < 1e-6
         assert torch.equal(got[2], tokens * 2)
+
+
+def test_a_module_that_refuses_its_own_example_is_a_compile_error():
+    """Shape rules that reject the export's example (a static size computed wrongly from dynamic ones)
+    would make a module that refuses every call: compile() refuses it instead."""
+    from ftuner_mlir.torch import exporting
+
+    class Rules:
+        def bind_shapes(self, shapes):
+            assert shapes == [(2, 5), (3,)]
+            raise ValueError("@main: argument #0 dim 1 must be 1024, got 5")
+
+    with pytest.raises(ftorch.UnsupportedModel, match=r"refuses the export's own example inputs \(@main: argument "
+                                                      r"#0 dim 1 must be 1024, got 5\)"):
+        exporting.check_example(Rules(), (torch.zeros(2, 5), 7), {"bias": torch.zeros(3)})
+    exporting.check_example(type("Accepts", (), {"bind_shapes": lambda self, shapes: {}})(), (torch.zeros(2, 5),), None)

@@ -70,12 +70,8 @@ def lookup(k: str) -> Path | None:
         return None
     if valid(folder, k):
         return folder
-    remove(folder)
-    return None
-
-
-def remove(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
+    return None
 
 
 def new_build_dir() -> Path:

@@ -24,8 +24,8 @@ def cumsum_by_doubling(x: torch.Tensor, dim: int, dtype=None) -> torch.Tensor:
     dim = dim % max(x.dim(), 1)
     moved = x.movedim(dim, -1)
     n = moved.shape[-1]
-    shift = 1
-    while shift < _upper_bound(n):
+    upper, shift = _upper_bound(n), 1
+    while shift < upper:
         moved = moved + F.pad(moved, (shift, 0))[..., :n]
         shift *= 2
     return moved.movedim(-1, dim)

@@ -94,23 +94,22 @@ def _attention_as_math(graph_module) -> None:
 
 
 def _plan(graph_module, example_inputs):
-    """How each placeholder is fed: from which user input, constant or input dim."""
-    plan, constants, inputs, user_names = [], [], [], []
+    """How each placeholder is fed: from which user input, constant, input property or number."""
+    plan, user_names, constants = [], [], 0
     for node, example in zip(_placeholders(graph_module), example_inputs):
         source = _source(node)
         if isinstance(source, LocalSource) and isinstance(example, torch.Tensor):
-            plan.append(("input", len(inputs)))
-            inputs.append(example)
+            plan.append(("input", len(user_names)))
             user_names.append(source.local_name)
         elif isinstance(example, torch.Tensor):
-            plan.append(("constant", len(constants)))
-            constants.append(example)
+            plan.append(("constant", constants))
+            constants += 1
         else:
             plan.append(("property", node, example))     # resolved below, once every input is known
     for k, step in enumerate(plan):
         if step[0] == "property":
             plan[k] = _property_step(step[1], step[2], user_names)
-    return plan, constants, inputs
+    return plan
 
 
 def _property_step(node, example, user_names) -> tuple:
@@ -226,22 +225,6 @@ def _refuse_training(graph_module) -> None:
                            f"calling the compiled model")
 
 
-class _Weights:
-    """The lifted parameters and buffers as they were when frozen; on a change, the user's policy."""
-
-    def __init__(self, inputs, positions: list[int], names: list[str], on_weight_change: str):
-        self.policy = on_weight_change
-        self.watch = None if self.policy == "ignore" else WeightWatch([(names[k], inputs[k]) for k in positions])
-
-    def changed(self) -> bool:
-        if self.watch is None:
-            return False
-        name = self.watch.changed()
-        if name is not None and self.policy == "raise":
-            raise self.watch.stale_error(name, "the graph")
-        return name is not None
-
-
 @register_backend(name="ftuner")
 def ftuner_backend(graph_module, example_inputs, mode=None, options=None):
     options = backend_options(mode, options)
@@ -249,25 +232,29 @@ def ftuner_backend(graph_module, example_inputs, mode=None, options=None):
     _refuse_training(graph_module)
     _fold_scalars(graph_module, example_inputs)
     _attention_as_math(graph_module)
-    plan, _, _ = _plan(graph_module, example_inputs)
+    plan = _plan(graph_module, example_inputs)
     names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]   # before export
     positions = [k for k, step in enumerate(plan) if step[0] == "input"]
-
     constant_positions = [k for k, step in enumerate(plan) if step[0] == "constant"]
 
     def specialize(current_inputs):
-        """Compiled from the module state in `current_inputs` (the graph's inputs of a call)."""
-        built = _Specializations(_FrozenGraph(graph_module, plan, [current_inputs[k] for k in constant_positions]),
-                                 _symbolic_dims(graph_module, plan), options)
+        """Compiled from the module state in `current_inputs` (the graph's inputs of a call), with the
+        lifted parameters and buffers watched (weights.py) unless the policy ignores changes."""
+        constants = [current_inputs[k] for k in constant_positions]
+        built = _Specializations(_FrozenGraph(graph_module, plan, constants), _symbolic_dims(graph_module, plan),
+                                 options)
         built.module_for([current_inputs[k] for k in positions])     # compile now, not at the first call
-        return built, _Weights(current_inputs, constant_positions, names, on_weight_change)
+        watch = None if on_weight_change == "ignore" else \
+            WeightWatch([(names[k], current_inputs[k]) for k in constant_positions])
+        return built, watch
 
     state = {}
-    state["specializations"], state["weights"] = specialize(example_inputs)
+    state["specializations"], state["watch"] = specialize(example_inputs)
 
     def run(*args):
-        if state["weights"].changed():                  # policy "recompile": the weights now
-            state["specializations"], state["weights"] = specialize(args)
+        watch = state["watch"]
+        if watch is not None and watch.stale(on_weight_change, "the graph"):    # policy "recompile"
+            state["specializations"], state["watch"] = specialize(args)
         return state["specializations"]([args[k] for k in positions])
 
     run.specializations = state["specializations"]

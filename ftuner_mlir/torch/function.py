@@ -54,12 +54,9 @@ class CompiledModule:
         return pytree.tree_unflatten([torch.from_numpy(r) for r in results], self._out_spec)
 
     def _check_weights(self) -> None:
-        name = self._watch.changed()
-        if name is None:
+        if not self._watch.stale(self._on_weight_change, "the module"):
             return
-        if self._on_weight_change == "raise":
-            raise self._watch.stale_error(name, "the module")
-        with self._recompiling:
+        with self._recompiling:                         # policy "recompile"
             if self._watch.changed() is not None:       # not done by another thread meanwhile
                 fresh = self._again()
                 self.executable, self.function, self._watch = fresh.executable, fresh.function, fresh._watch

@@ -42,10 +42,15 @@ class WeightWatch:
                 return name
         return None
 
-    def stale_error(self, name: str, where: str) -> StaleWeights:
-        return StaleWeights(f"{name} changed after {where} was compiled (an in-place update); the compiled code "
-                            f"still holds the old values. Compile again, or pass on_weight_change='recompile' "
-                            f"(compile again on such a change) or 'ignore' (keep the weights of compile time)")
+    def stale(self, policy: str, where: str) -> bool:
+        """Whether a tensor changed since; under policy "raise", a StaleWeights naming it instead."""
+        name = self.changed()
+        if name is not None and policy == "raise":
+            raise StaleWeights(f"{name} changed after {where} was compiled (an in-place update); the compiled "
+                               f"code still holds the old values. Compile again, or pass on_weight_change="
+                               f"'recompile' (compile again on such a change) or 'ignore' (keep the weights of "
+                               f"compile time)")
+        return name is not None
 
 
 def module_tensors(module) -> list:

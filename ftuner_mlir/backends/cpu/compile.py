@@ -58,7 +58,7 @@ def build(req: Request) -> Executable:
     if not req.isolate:
         return _compile_in_process(req.source, req.options)
     from ...runtime.loader import DamagedModule
-    from ..isolate import built
+    from ..isolate import built, discard
 
     for _ in range(2):
         with built(req) as (folder, origin):
@@ -67,7 +67,7 @@ def build(req: Request) -> Executable:
             except DamagedModule as err:
                 if origin != "cache":
                     raise CompileError(f"the compiler wrote a library its manifest does not describe: {err}") from None
-        module_cache.remove(folder)          # a damaged entry: deleted, and built again
+        discard(folder)                      # a damaged cache entry: deleted, and built again
     raise CompileError(f"the module cache in {module_cache.root()} keeps returning damaged entries")
 
 

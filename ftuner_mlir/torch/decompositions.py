@@ -1,5 +1,5 @@
 """ATen ops rewritten before torch-mlir sees them, where its lowering leaves an op upstream MLIR cannot
-compile.
+compile or types a dynamic dim static.
 
 `torch.cumsum` becomes `tm_tensor.scan` in torch-mlir's output, which no upstream pass lowers. Models
 compute position ids (RoBERTa-family) and masks (decoders called without an attention mask) with it. It
@@ -7,6 +7,13 @@ is rewritten as a prefix sum by doubling (Hillis-Steele): ceil(log2(n)) steps of
 k = 1, 2, 4, ..., each step a pad, a slice and an add that the pipeline fuses and vectorizes across the
 other dims. n is the dim's declared upper bound (2^31 when it has none: a step past n adds zeros).
 Integer sums are exact; float sums are added in a tree order (error ~log2(n) ulps, not n).
+
+A view that merges two or more dynamic dims (`[B, T, C] -> [B*T, C]`: torch-mlir's own decomposition of
+a 3-D `linear`, GPT-2's `x.view(-1, C)`) is lowered by torch-mlir as a cast of all but one of them to
+1 (`tensor<?x1xC>`): the compiled code then serves only that size (PinnedDims). Such a linear is written
+here as view + mm + view, and in the import child every such view becomes `aten.flatten.using_ints`,
+which torch-mlir lowers to one `tensor.collapse_shape` of the dynamic dims (kept whole by naming it a
+backend-legal op).
 """
 from __future__ import annotations
 
@@ -38,11 +45,70 @@ def _upper_bound(size) -> int:
     return int(bound) if bound.is_finite else 1 << UNBOUNDED_STEPS
 
 
-TABLE = {torch.ops.aten.cumsum.default: cumsum_by_doubling}
+aten = torch.ops.aten
+
+
+def linear_over_rows(x: torch.Tensor, weight: torch.Tensor, bias=None):
+    """`linear` of an input whose leading dims hold two or more dynamic ones, as a 2-D matmul over its
+    rows: the rows are collapsed by a view with -1 (made a flatten in the import child). Any other
+    linear is kept (NotImplemented): torch-mlir's own lowering of it is what the pipeline is tuned for."""
+    if _dynamic_dims(x.shape[:-1]) < 2:
+        return NotImplemented
+    rows = aten.view.default(x.contiguous(), [-1, x.shape[-1]])
+    out = aten.mm.default(rows, aten.permute.default(weight, [1, 0]))
+    if bias is not None:
+        out = aten.add.Tensor(out, bias)
+    return aten.view.default(out, [*x.shape[:-1], weight.shape[0]])
+
+
+def _dynamic_dims(shape) -> int:
+    return sum(isinstance(size, torch.SymInt) and not size.node.expr.is_number for size in shape)
+
+
+# op -> (its rewrite, whether a node of it needs one)
+TABLE = {aten.cumsum.default: (cumsum_by_doubling, lambda node: True),
+         aten.linear.default: (linear_over_rows, lambda node: _dynamic_dims(node.args[0].meta["val"].shape[:-1]) >= 2)}
 
 
 def decompose(program):
-    """The exported program with the ops of TABLE rewritten (unchanged when it has none)."""
-    if not any(node.target in TABLE for node in program.graph.nodes if node.op == "call_function"):
+    """The exported program with the ops of TABLE rewritten where a node needs it (unchanged when none
+    does: run_decompositions retraces the whole graph)."""
+    needed = {node.target for node in program.graph.nodes
+              if node.op == "call_function" and node.target in TABLE and TABLE[node.target][1](node)}
+    if not needed:
         return program
-    return program.run_decompositions(TABLE)
+    return program.run_decompositions({op: TABLE[op][0] for op in needed})
+
+
+# what the import child names backend-legal: torch-mlir lowers it itself instead of decomposing it
+LEGAL_OPS = ["aten.flatten.using_ints"]
+
+
+def collapsed_range(source, result) -> tuple[int, int] | None:
+    """(first, last) when `result` is `source` with dims first..last merged into one, else None."""
+    source, result = list(source), list(result)
+    merged = len(source) - len(result) + 1
+    if merged < 2:
+        return None
+    for first in range(len(result)):
+        if source[:first] == result[:first] and source[first + merged:] == result[first + 1:]:
+            return first, first + merged - 1
+    return None
+
+
+def views_as_flatten(program) -> None:
+    """Every view that merges two or more dynamic dims becomes `aten.flatten.using_ints` (in place)."""
+    graph = program.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in (aten.view.default, aten._unsafe_view.default):
+            continue
+        source = node.args[0].meta["val"].shape
+        merged = collapsed_range(source, node.meta["val"].shape)
+        if merged is None or _dynamic_dims(source[merged[0]:merged[1] + 1]) < 2:
+            continue
+        with graph.inserting_before(node):
+            flat = graph.call_function(aten.flatten.using_ints, (node.args[0], *merged))
+        flat.meta = dict(node.meta)
+        node.replace_all_uses_with(flat)
+        graph.erase_node(node)
+    graph.lint()

@@ -63,6 +63,14 @@ def _source(node):
     return node.meta["grapharg"].source if "grapharg" in node.meta else None
 
 
+def _from_caller(source) -> bool:
+    """Whether a placeholder's value comes from the call's arguments (`L['ids']`, `L['args'][0]`,
+    `L['kwargs']['input_ids']`), not from the module (`L['self']...`) or a global."""
+    while source is not None and not isinstance(source, LocalSource):
+        source = getattr(source, "base", None)
+    return source is not None and source.local_name != "self"
+
+
 def _replace_uses(node, value) -> None:
     for user in list(node.users):
         user.args = torch.fx.node.map_arg(user.args, lambda a: value if a is node else a)
@@ -73,7 +81,7 @@ def _fold_scalars(graph_module, example_inputs) -> None:
     """Dynamo lifts a module's float attributes (LayerNorm eps, dropout p) as 0-d tensors read with
     `.item()`; torch.export would see a data-dependent scalar. Their values are constants: fold them."""
     for node, example in zip(_placeholders(graph_module), example_inputs):
-        if isinstance(_source(node), LocalSource) or not isinstance(example, torch.Tensor) or example.dim() != 0:
+        if _from_caller(_source(node)) or not isinstance(example, torch.Tensor) or example.dim() != 0:
             continue
         for user in list(node.users):
             if (user.op, user.target) == ("call_method", "item"):
@@ -98,9 +106,9 @@ def _plan(graph_module, example_inputs):
     plan, user_names, constants = [], [], 0
     for node, example in zip(_placeholders(graph_module), example_inputs):
         source = _source(node)
-        if isinstance(source, LocalSource) and isinstance(example, torch.Tensor):
+        if _from_caller(source) and isinstance(example, torch.Tensor):
             plan.append(("input", len(user_names)))
-            user_names.append(source.local_name)
+            user_names.append(source.name)
         elif isinstance(example, torch.Tensor):
             plan.append(("constant", constants))
             constants += 1
@@ -115,9 +123,8 @@ def _plan(graph_module, example_inputs):
 def _property_step(node, example, user_names) -> tuple:
     """A size, stride or storage offset of a user input; or a plain number (a global like math.pi)."""
     source = _source(node)
-    if isinstance(source, TensorPropertySource) and isinstance(source.base, LocalSource) \
-            and source.base.local_name in user_names:
-        return (source.prop.name.lower(), user_names.index(source.base.local_name), source.idx)
+    if isinstance(source, TensorPropertySource) and source.base.name in user_names:
+        return (source.prop.name.lower(), user_names.index(source.base.name), source.idx)
     if isinstance(example, (bool, int, float)) and not isinstance(example, torch.SymInt):
         return ("value", example)
     raise CompileError(f"backend 'ftuner': graph input {node.name} ({source.name if source else 'unknown'}) "

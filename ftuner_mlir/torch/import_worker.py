@@ -58,9 +58,15 @@ def main(argv: list[str]) -> int:
     import torch
     from torch_mlir import fx
 
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+    from .decompositions import LEGAL_OPS, views_as_flatten
+
     ep = torch.export.load(program)
     try:
-        module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main")
+        ep = ep.run_decompositions(get_decomposition_table())      # torch-mlir's own, before views_as_flatten
+        views_as_flatten(ep)
+        module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main",
+                                      decomposition_table={}, backend_legal_ops=LEGAL_OPS)
     except Exception as err:          # torch-mlir reports an op it cannot lower as a generic error
         import traceback
         traceback.print_exc()

@@ -4,6 +4,7 @@ sizes never used at export; bad calls and unsupported models get clear errors.
 
 Tolerance 1e-4 relative to the output's largest magnitude: float32 rounding (6e-8) through 2 layers of
 K <= 128 dot products, softmax and layer norms; measured errors are 1e-7..3e-6."""
+import copy
 import sys
 
 import numpy as np
@@ -13,6 +14,7 @@ import ftuner_mlir.torch as ftorch      # before torch: one OpenMP runtime for t
 import torch
 from torch.export import Dim
 from ftuner_mlir import compiler
+from ftuner_mlir.torch import exporting
 from ftuner_mlir.runtime.function import AssertionFailure
 
 from .models import MAX_T, VOCAB, ids, reference_f64, relative_error, tiny
@@ -66,15 +68,47 @@ def test_non_contiguous_and_grad_inputs_are_taken(compiled, rng):
 
 @pytest.mark.parametrize("kind", ["gpt2"])
 def test_torch_compile_backend(kind, rng):
-    """dynamic=True makes batch and length symbolic; torch-mlir pins one of them when both are
-    dynamic (PinnedDims), so the backend keeps the length dynamic and compiles per batch size."""
+    """dynamic=True makes batch and length symbolic: one compilation serves every batch size and
+    length >= 2 (Dynamo itself specializes a size of 1, not tested here)."""
     model = tiny(kind, seed=1)
     reference = reference_f64(model)
     fast = torch.compile(model, backend="ftuner", dynamic=True)
     with torch.no_grad():
-        for batch, t in ((2, 9), (2, 31), (3, 5), (3, 77), (2, 64)):
+        fast(ids(rng, 2, 9))
+        before = compiler.compilations
+        for batch, t in ((2, 31), (3, 5), (3, 77), (2, 64), (7, 13)):
             x = ids(rng, batch, t)
             assert relative_error(fast(x), reference(x)) < TOLERANCE, f"batch {batch} T={t}"
+    assert compiler.compilations == before
+
+
+def test_torch_compile_of_a_model_called_with_positional_tensors(rng):
+    """A transformers model compiled directly: Dynamo names its input L['args'][0], not L['input_ids']."""
+    model = tiny("bert", seed=2).model
+    reference = reference_f64(model)
+    fast = torch.compile(model, backend="ftuner", dynamic=True)
+    with torch.no_grad():
+        for batch, t in ((2, 9), (3, 17)):
+            x = ids(rng, batch, t)
+            assert relative_error(fast(x).last_hidden_state, reference(x).last_hidden_state) < TOLERANCE
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt2"])
+def test_batch_and_length_dynamic_together(kind, rng):
+    """One compilation for every (batch, length): torch-mlir's view of two dynamic dims is rewritten
+    before it can type one of them 1 (decompositions.views_as_flatten)."""
+    model = tiny(kind, seed=3)
+    reference = reference_f64(model)
+    out = ftorch.compile(model, (ids(rng, 2, 8),),
+                         dynamic_shapes=({0: Dim("B", min=1, max=32), 1: Dim("T", min=1, max=MAX_T)},))
+    before = compiler.compilations
+    with torch.no_grad():
+        for batch, t in ((1, 1), (1, MAX_T), (3, 7), (5, 13), (32, 2), (17, 101), (2, 8)):
+            x = ids(rng, batch, t)
+            got = out(x)
+            assert got.shape == (batch, t, 64)
+            assert relative_error(got, reference(x)) < TOLERANCE, f"batch {batch} T={t}"
+    assert compiler.compilations == before
 
 
 def test_unsupported_ops_are_named():
@@ -122,11 +156,62 @@ def test_op_names_inside_string_literals_are_not_ops(rng):
         assert relative_error(out(a, b), a.double() @ b.double()) < TOLERANCE, size
 
 
+class _Linear(torch.nn.Linear):
+    def __init__(self):
+        super().__init__(8, 5)
+
+
+class _MatMul3d(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(8, 6))
+
+    def forward(self, x):
+        return torch.matmul(x, self.weight)
+
+
+class _Flatten(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(-1, 8).sum(0) + x.flatten(0, 1).amax(0)
+
+
+class _Attention(torch.nn.Module):
+    def forward(self, q, k):
+        return torch.matmul(q, k.transpose(-1, -2)).softmax(-1)
+
+
+@pytest.mark.parametrize("model, shapes", [
+    (_Linear, ["BT8"]), (_Linear, ["BHT8"]), (_MatMul3d, ["BT8"]), (_Flatten, ["BT8"]), (_Attention, ["BHT8", "BHT8"])])
+def test_ops_over_several_dynamic_dims(model, shapes, rng):
+    """Linear, matmul, flatten and attention with batch, heads and length all dynamic: exact at sizes
+    never exported, 1 and primes included."""
+    torch.manual_seed(0)
+    module = model().eval()
+    dims = {"B": Dim("B", min=1, max=32), "H": Dim("H", min=1, max=8), "T": Dim("T", min=1, max=64)}
+
+    def inputs(sizes):
+        return tuple(torch.from_numpy(rng.standard_normal([sizes.get(c, 8) for c in shape]).astype("float32"))
+                     for shape in shapes)
+
+    dynamic = tuple({d: dims[c] for d, c in enumerate(shape) if c in dims} for shape in shapes)
+    out = ftorch.compile(module, inputs({"B": 2, "H": 3, "T": 5}), dynamic_shapes=dynamic)
+    reference = copy.deepcopy(module).double()
+    for sizes in ({"B": 1, "H": 1, "T": 1}, {"B": 3, "H": 2, "T": 7}, {"B": 13, "H": 5, "T": 61}):
+        args = inputs(sizes)
+        with torch.no_grad():
+            assert relative_error(out(*args), reference(*(a.double() for a in args))) < TOLERANCE, sizes
+
+
 def test_dims_the_lowering_pins_are_a_compile_error():
-    linear = torch.nn.Linear(8, 4).eval()
-    with pytest.raises(ftorch.PinnedDims, match=r"dim 1 of input #0 \(declared dynamic, 2..128\) is fixed to 1"):
-        ftorch.compile(linear, (torch.randn(2, 5, 8),),
-                       dynamic_shapes=({0: Dim("B", min=1, max=64), 1: Dim("T", min=2, max=128)},))
+    """A dim declared dynamic that the shape rules fix is refused, naming it (rules as the compiler's
+    shape analysis writes them)."""
+    rules = {"arg_dims": [[0, 1, 2]], "class_static": {1: 1}, "class_reason": {1: "a tensor.cast"}}
+    ranges = [exporting.DimRange(0, 0, "s0", 1, 64), exporting.DimRange(0, 1, "s1", 2, 128)]
+    with pytest.raises(ftorch.PinnedDims, match=r"dim 1 of input #0 \(declared dynamic, 2..128\) is fixed to 1 "
+                                                r"by a tensor.cast") as err:
+        exporting.check_dynamic_dims(rules, ranges)
+    assert [(r.input, r.dim) for r in err.value.dims] == [(0, 1)]
+    exporting.check_dynamic_dims({**rules, "class_static": {}}, ranges)
 
 
 def test_multiple_outputs_int64_and_reductions(rng):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import threading
 
-from .backends import backend_for
+from .backends import Source, backend_for
 from .backends.child_process import terminate_cleanly
 from .backends.executable import Executable
 from .errors import CompileError, InvalidOptions
@@ -24,10 +24,10 @@ compilations = 0          # how many modules this process has really compiled (t
 cache_loads = 0           # how many modules came from the on-disk cache
 
 
-def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int = 0, opt_level: int = 3,
+def compile(source: Source, target: str | CpuTarget = "host", *, num_threads: int = 0, opt_level: int = 3,
             tile: tuple[int, int] | None = None, tuning: bool = True, isolate: bool = True,
             cache: bool | None = None, timeout_s: float | None = None, memory_mb: int | None = None,
-            profile: bool = False, matmul_precision: str = "f32") -> Executable:
+            profile: bool = False, matmul_precision: str = "f32", source_key: str | None = None) -> Executable:
     """Compile a module of `func.func`s on tensors (dynamic dims allowed). One compilation serves every
     shape.
 
@@ -42,16 +42,20 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
     matmul_precision  "bf16": fp32 matmuls run on the CPU's bf16 matrix engine (AMX), operands rounded
                  to bf16, accumulation and results fp32; the rest of the program stays fp32. On a
                  target without AMX it changes nothing. (CPU only)
+    source_key   a string that determines the text, keying the module in its place: `source` may then
+                 be a callable producing the text, called only when neither this process nor the cache
+                 has the module (the torch front end keys by the exported program, imports on a miss)
     GPU targets (`cuda:...`) take opt_level only. The same text, target and options return the same
     Executable within a process."""
     global compilations, cache_loads
-    if not isinstance(source, str):
-        raise TypeError(f"compile() takes MLIR text (str), got {type(source).__name__}")
+    if not isinstance(source, str) and not (callable(source) and isinstance(source_key, str)):
+        raise TypeError(f"compile() takes MLIR text (str), or a callable producing it with a source_key; got "
+                        f"{type(source).__name__}")
     target = parse_target(target)
     backend = backend_for(target)
     request = backend.request(source, target, num_threads=num_threads, opt_level=opt_level, tile=tile,
                               tuning=tuning, isolate=isolate, cache=cache, timeout_s=timeout_s, memory_mb=memory_mb,
-                              profile=profile, matmul_precision=matmul_precision)
+                              profile=profile, matmul_precision=matmul_precision, source_key=source_key)
     with _lock, terminate_cleanly():
         if request.memo_key not in _memo:
             executable = backend.build(request)
@@ -66,7 +70,8 @@ def compile(source: str, target: str | CpuTarget = "host", *, num_threads: int =
 def check_options(target: str | CpuTarget = "host", **options) -> None:
     """Raise InvalidOptions (a ValueError) for options compile() would refuse, before anything runs
     (the PyTorch front end calls it before exporting: a typo should not cost an export and an import)."""
-    accepted = [name for name in inspect.signature(compile).parameters if name not in ("source", "target")]
+    accepted = [name for name in inspect.signature(compile).parameters
+                if name not in ("source", "target", "source_key")]
     unknown = sorted(set(options) - set(accepted))
     if unknown:
         raise InvalidOptions(f"unknown compile option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "

@@ -1,10 +1,21 @@
 """The only place that knows CPU from GPU: how each backend lowers, builds, caches, loads and exports.
 
 A backend is a namespace with `request(source, target, **options)` (validated options and the key of
-the result), `build(request)` (an Executable) and `export(source, target, out, name, options)`."""
+the result), `build(request)` (an Executable) and `export(source, target, out, name, options)`.
+
+A request's source is MLIR text, or a callable that produces it, with `source_key` standing for it in
+the key: the torch front end keys a module by its exported program and imports it only on a miss."""
 from __future__ import annotations
 
 import types
+from typing import Callable
+
+Source = str | Callable[[], str]
+
+
+def text(source: Source) -> str:
+    """The MLIR text of a request's source (produced now when it is a callable)."""
+    return source() if callable(source) else source
 
 
 def backend_for(target) -> types.SimpleNamespace:

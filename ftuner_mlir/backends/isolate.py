@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .. import settings
 from ..errors import CompileError, InvalidOptions
-from . import cache as module_cache, child_process, worker
+from . import cache as module_cache, child_process, text, worker
 
 DEFAULT_TIMEOUT_S = 1800.0
 # how running out of address space shows in the child's output (C++, the dynamic loader, Python)
@@ -180,7 +180,7 @@ def built(req):
 
 def _build_or_discard(req, folder: Path) -> None:
     try:
-        build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
+        build_isolated(text(req.source), req.options, folder, req.timeout_s, req.memory_mb)
     except BaseException:
         discard(folder)
         raise

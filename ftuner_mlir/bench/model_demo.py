@@ -13,6 +13,10 @@ EXPORT_T = 24                # the example length torch.export traces with
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
+def _mlir_size(source_bytes) -> str:
+    return "from the module cache" if source_bytes is None else f"{source_bytes / 2**20:.0f} MiB of MLIR"
+
+
 def build_and_compile(kind: str, depth: int | None, batch: int, ts, seed: int, config: dict | None = None,
                       profile: bool = False, matmul_precision: str = "f32"):
     """The model (random weights from its config, `config` overriding fields; depth: layers, None: the
@@ -59,7 +63,7 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
     t = compiled.timings
     print(f"{kind}: {depth} layers, hidden {hidden(config)}, batch {batch}, "
           f"random weights; compiled once in {total:.1f} s (torch.export {t['export_s']:.1f} s, torch-mlir "
-          f"{t['import_s']:.1f} s, ftuner {t['compile_s']:.1f} s; {compiled.source_bytes / 2**20:.0f} MiB of MLIR)")
+          f"{t['import_s']:.1f} s, ftuner {t['compile_s']:.1f} s; {_mlir_size(compiled.source_bytes)})")
     print(f"{'T':>4} {'ftuner ms':>10} {'torch ms':>9} {'torch/ftuner':>12} {'max rel.err':>11}")
     rows, failures = [], 0
     with torch.no_grad():

@@ -8,7 +8,8 @@ declared ranges (`pip install -e .[torch]`).
     model = torch.compile(model, backend="ftuner", dynamic=True)    # the same, through TorchDynamo
 
 Import this before torch: both then share one OpenMP runtime (openmp.py).
-Route: torch.export (here) -> torch-mlir's linalg-on-tensors (a child process) -> ftuner_mlir.compile.
+Route: torch.export (here) -> torch-mlir's linalg-on-tensors (a child process) -> ftuner_mlir.compile;
+the module cache is keyed by the exported program (fingerprint.py), so a warm start skips torch-mlir.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from .. import compiler  # noqa: E402
 from ..backends.child_process import terminate_cleanly  # noqa: E402
 from . import exporting  # noqa: E402
 from .exporting import PinnedDims, UnsupportedModel  # noqa: E402
+from .fingerprint import fingerprint  # noqa: E402
 from .function import CompiledModule  # noqa: E402
 from .weights import StaleWeights, WeightWatch, check_policy, module_tensors  # noqa: E402
 
@@ -47,18 +49,25 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
                        on_weight_change=on_weight_change, **options)
 
     started = time.perf_counter()
+    timings = {"import_s": 0.0}
     with terminate_cleanly():
         program = exporting.export(module, example_args, example_kwargs, dynamic_shapes)
-        exported = time.perf_counter()
-        source = exporting.to_linalg(program)
-        imported = time.perf_counter()
-        executable = compiler.compile(source, target, **options)
-    timings = {"export_s": exported - started, "import_s": imported - exported,
-               "compile_s": time.perf_counter() - imported}
+        timings["export_s"] = time.perf_counter() - started
+        key = fingerprint(program)
+        timings["key_s"] = time.perf_counter() - started - timings["export_s"]
+
+        def linalg() -> str:            # run only when neither this process nor the cache has the module
+            began = time.perf_counter()
+            text = exporting.to_linalg(program)
+            timings["import_s"], timings["mlir_bytes"] = time.perf_counter() - began, len(text)
+            return text
+
+        executable = compiler.compile(linalg, target, source_key=key, **options)
+    timings["compile_s"] = time.perf_counter() - started - timings["export_s"] - timings["key_s"] - timings["import_s"]
     ranges = exporting.dim_ranges(program)
     exporting.check_dynamic_dims(executable["main"].rules, ranges)
     exporting.check_example(executable["main"], example_args, example_kwargs)
-    return CompiledModule(executable, program, ranges, len(source), timings,
+    return CompiledModule(executable, program, ranges, timings.pop("mlir_bytes", None), timings,
                           watch=watch, on_weight_change=on_weight_change, again=again)
 
 

@@ -1,5 +1,5 @@
-"""ATen ops rewritten before torch-mlir sees them, where its lowering leaves an op upstream MLIR cannot
-compile or types a dynamic dim static.
+"""ATen ops rewritten in the import child before torch-mlir sees them, where its lowering leaves an op
+upstream MLIR cannot compile or types a dynamic dim static.
 
 `torch.cumsum` becomes `tm_tensor.scan` in torch-mlir's output, which no upstream pass lowers. Models
 compute position ids (RoBERTa-family) and masks (decoders called without an attention mask) with it. It
@@ -11,9 +11,8 @@ Integer sums are exact; float sums are added in a tree order (error ~log2(n) ulp
 A view that merges two or more dynamic dims (`[B, T, C] -> [B*T, C]`: torch-mlir's own decomposition of
 a 3-D `linear`, GPT-2's `x.view(-1, C)`) is lowered by torch-mlir as a cast of all but one of them to
 1 (`tensor<?x1xC>`): the compiled code then serves only that size (PinnedDims). Such a linear is written
-here as view + mm + view, and in the import child every such view becomes `aten.flatten.using_ints`,
-which torch-mlir lowers to one `tensor.collapse_shape` of the dynamic dims (kept whole by naming it a
-backend-legal op).
+as view + mm + view, and every such view becomes `aten.flatten.using_ints`, which torch-mlir lowers to
+one `tensor.collapse_shape` of the dynamic dims (kept whole by naming it a backend-legal op).
 """
 from __future__ import annotations
 
@@ -48,12 +47,8 @@ def _upper_bound(size) -> int:
 aten = torch.ops.aten
 
 
-def linear_over_rows(x: torch.Tensor, weight: torch.Tensor, bias=None):
-    """`linear` of an input whose leading dims hold two or more dynamic ones, as a 2-D matmul over its
-    rows: the rows are collapsed by a view with -1 (made a flatten in the import child). Any other
-    linear is kept (NotImplemented): torch-mlir's own lowering of it is what the pipeline is tuned for."""
-    if _dynamic_dims(x.shape[:-1]) < 2:
-        return NotImplemented
+def linear_over_rows(x: torch.Tensor, weight: torch.Tensor, bias=None) -> torch.Tensor:
+    """`linear` as a 2-D matmul over the input's rows, collapsed by a view with -1 (made a flatten)."""
     rows = aten.view.default(x.contiguous(), [-1, x.shape[-1]])
     out = aten.mm.default(rows, aten.permute.default(weight, [1, 0]))
     if bias is not None:
@@ -65,19 +60,25 @@ def _dynamic_dims(shape) -> int:
     return sum(isinstance(size, torch.SymInt) and not size.node.expr.is_number for size in shape)
 
 
-# op -> (its rewrite, whether a node of it needs one)
-TABLE = {aten.cumsum.default: (cumsum_by_doubling, lambda node: True),
-         aten.linear.default: (linear_over_rows, lambda node: _dynamic_dims(node.args[0].meta["val"].shape[:-1]) >= 2)}
+def _linear(otherwise):
+    """linear_over_rows where the leading dims hold two or more dynamic ones; elsewhere `otherwise`
+    (torch-mlir's own decomposition: the code the pipeline is tuned for)."""
+    def linear(x, weight, bias=None):
+        if _dynamic_dims(x.shape[:-1]) >= 2:
+            return linear_over_rows(x, weight, bias)
+        return otherwise(x, weight, bias) if otherwise else NotImplemented
+    return linear
 
 
-def decompose(program):
-    """The exported program with the ops of TABLE rewritten where a node needs it (unchanged when none
-    does: run_decompositions retraces the whole graph)."""
-    needed = {node.target for node in program.graph.nodes
-              if node.op == "call_function" and node.target in TABLE and TABLE[node.target][1](node)}
-    if not needed:
-        return program
-    return program.run_decompositions({op: TABLE[op][0] for op in needed})
+def for_import(program, torch_mlir_table: dict):
+    """In the import child: the program decomposed by torch-mlir's table and these rewrites in one
+    retrace, its views of merged dynamic dims made flattens (the parent keys the cache by the program
+    as exported)."""
+    table = {**torch_mlir_table, aten.cumsum.default: cumsum_by_doubling,
+             aten.linear.default: _linear(torch_mlir_table.get(aten.linear.default))}
+    program = program.run_decompositions(table)
+    views_as_flatten(program)
+    return program
 
 
 # what the import child names backend-legal: torch-mlir lowers it itself instead of decomposing it

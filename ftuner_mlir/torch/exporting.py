@@ -27,7 +27,7 @@ import torch
 from .. import settings
 from ..backends import child_process
 from ..errors import CompileError
-from . import decompositions, import_worker
+from . import import_worker
 
 IMPORT_TIMEOUT_S = 3600.0
 
@@ -110,7 +110,7 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
         except Exception as err:
             raise UnsupportedModel(f"torch.export failed: {type(err).__name__}: {_first_lines(err)}") from err
         _drop_guards(program)
-        return decompositions.decompose(program)
+        return program
 
 
 HALF_PRECISION = (torch.bfloat16, torch.float16)

@@ -19,13 +19,13 @@ from .exporting import DimRange, user_input_nodes
 class CompiledModule:
     """`compiled(*args, **kwargs)` like the module; one compilation serves every shape in the ranges."""
 
-    def __init__(self, executable, program, ranges: list[DimRange], source_bytes: int, timings: dict,
+    def __init__(self, executable, program, ranges: list[DimRange], source_bytes: int | None, timings: dict,
                  watch=None, on_weight_change: str = "ignore", again=None):
         self.executable = executable
         self.function = executable["main"]
         self.ranges = ranges
-        self.timings = timings                 # seconds: export, import (torch-mlir), compile
-        self.source_bytes = source_bytes
+        self.timings = timings                 # seconds: export, key, import (torch-mlir; 0 when cached), compile
+        self.source_bytes = source_bytes       # of the imported MLIR text; None: the module came from a cache
         self._watch = watch                    # weights.WeightWatch of the module's state, or None
         self._on_weight_change = on_weight_change
         self._again = again                    # () -> a CompiledModule from the current weights

@@ -59,12 +59,11 @@ def main(argv: list[str]) -> int:
     from torch_mlir import fx
 
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
-    from .decompositions import LEGAL_OPS, views_as_flatten
+    from .decompositions import LEGAL_OPS, for_import
 
     ep = torch.export.load(program)
     try:
-        ep = ep.run_decompositions(get_decomposition_table())      # torch-mlir's own, before views_as_flatten
-        views_as_flatten(ep)
+        ep = for_import(ep, get_decomposition_table())
         module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main",
                                       decomposition_table={}, backend_legal_ops=LEGAL_OPS)
     except Exception as err:          # torch-mlir reports an op it cannot lower as a generic error

@@ -16,6 +16,7 @@ from ...runtime.function import Function, packed_interface
 from ...runtime.profiler import TAKE_PROFILE, Profiler, take_profile
 from ...tuning.db import chosen_tile
 from ...ukernel.space import UKernelSet
+from .. import Source, text
 from .. import cache as module_cache
 from ..executable import Executable
 from .options import BuildOptions
@@ -25,7 +26,7 @@ from .toolchain import cpu_identity
 @dataclasses.dataclass(frozen=True)
 class Request:
     """One compilation: the source, everything that decides its code, and the key naming the result."""
-    source: str
+    source: Source
     options: BuildOptions
     key: str
     isolate: bool = True
@@ -40,23 +41,24 @@ class Request:
         return f"{self.key}/{self.isolate}/{self.cache is False}"
 
 
-def request(source: str, target, *, num_threads: int = 0, opt_level: int = 3, tile=None, tuning: bool = True,
+def request(source: Source, target, *, num_threads: int = 0, opt_level: int = 3, tile=None, tuning: bool = True,
             isolate: bool = True, cache: bool | None = None, timeout_s=None, memory_mb=None,
-            profile: bool = False, matmul_precision: str = "f32") -> Request:
+            profile: bool = False, matmul_precision: str = "f32", source_key: str | None = None) -> Request:
     from ..isolate import check_limits
 
     check_limits(timeout_s, memory_mb)
     mr, nr = tile or (0, 0)
     options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning, profile, matmul_precision)
     tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
-    key = module_cache.key(source, options.to_json(), repr(tiles), cpu_identity(target))
+    key = module_cache.key(source if source_key is None else source_key, options.to_json(), repr(tiles),
+                           cpu_identity(target))
     return Request(source, options, key, isolate, cache, timeout_s, memory_mb)
 
 
 def build(req: Request) -> Executable:
     _check_runs_here(req.options.target)
     if not req.isolate:
-        return _compile_in_process(req.source, req.options)
+        return _compile_in_process(text(req.source), req.options)
     from ...runtime.loader import DamagedModule
     from ..isolate import built, discard
 

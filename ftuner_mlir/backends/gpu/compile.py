@@ -11,6 +11,7 @@ import json
 
 from ...errors import CompileError
 from ...runtime import libs
+from .. import Source, text
 from .. import cache as module_cache
 from ..executable import Executable
 from .options import GpuOptions
@@ -18,7 +19,7 @@ from .options import GpuOptions
 
 @dataclasses.dataclass(frozen=True)
 class Request:
-    source: str
+    source: Source
     options: GpuOptions
     key: str
     isolate: bool = True
@@ -31,8 +32,9 @@ class Request:
         return f"{self.key}/{self.isolate}/{self.cache is False}"
 
 
-def request(source: str, target, *, opt_level: int = 3, isolate: bool = True, cache: bool | None = None,
-            timeout_s=None, memory_mb=None, profile: bool = False, **_cpu_only) -> Request:
+def request(source: Source, target, *, opt_level: int = 3, isolate: bool = True, cache: bool | None = None,
+            timeout_s=None, memory_mb=None, profile: bool = False, source_key: str | None = None,
+            **_cpu_only) -> Request:
     """CPU-only options (threads, tile, tuning) do not apply here."""
     from ...errors import InvalidOptions
     from ...ukernel.gpu_space import select_gpu
@@ -46,7 +48,8 @@ def request(source: str, target, *, opt_level: int = 3, isolate: bool = True, ca
     except ValueError as err:
         raise InvalidOptions(str(err)) from None
     options = GpuOptions(target, opt_level)
-    return Request(source, options, module_cache.key(source, options.to_json(), "gpu"), isolate, cache,
+    return Request(source, options, module_cache.key(source if source_key is None else source_key,
+                                                     options.to_json(), "gpu"), isolate, cache,
                    timeout_s, memory_mb)
 
 
@@ -66,7 +69,7 @@ def build(req: Request) -> Executable:
     check_driver()                # before minutes of compiling for a machine that cannot run the result
     if not req.isolate:
         context = ir.Context()
-        module, signatures = lowered(req.source, req.options.target, context)
+        module, signatures = lowered(text(req.source), req.options.target, context)
         return _jit(context, module, {name: sig.rules() for name, sig in signatures.items()}, req.options,
                     "in-process")
     from ..isolate import built

@@ -16,6 +16,7 @@ one `tensor.collapse_shape` of the dynamic dims (kept whole by naming it a backe
 """
 from __future__ import annotations
 
+import sympy
 import torch
 import torch.nn.functional as F
 
@@ -77,6 +78,7 @@ def for_import(program, torch_mlir_table: dict):
     table = {**torch_mlir_table, aten.cumsum.default: cumsum_by_doubling,
              aten.linear.default: _linear(torch_mlir_table.get(aten.linear.default))}
     program = program.run_decompositions(table)
+    strided_as_views(program)
     views_as_flatten(program)
     return program
 
@@ -95,6 +97,44 @@ def collapsed_range(source, result) -> tuple[int, int] | None:
         if source[:first] == result[:first] and source[first + merged:] == result[first + 1:]:
             return first, first + merged - 1
     return None
+
+
+def _contiguous_strides(shape) -> list:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step = step * size
+    return strides[::-1]
+
+
+def _same(a, b) -> bool:
+    expr = lambda v: v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(v)     # noqa: E731
+    return sympy.expand(expr(a) - expr(b)) == 0
+
+
+def _numel(shape):
+    out = 1
+    for size in shape:
+        out = out * size
+    return out
+
+
+def strided_as_views(program) -> None:
+    """`as_strided` of a contiguous tensor into the contiguous layout of its own element count is a view:
+    torch's group_norm decomposition makes one (`[B, groups]`), which torch-mlir refuses when a size is
+    dynamic ("`size` must be a static int list"). Rewritten in place."""
+    graph = program.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target != aten.as_strided.default or len(node.args) > 3 \
+                or node.kwargs.get("storage_offset"):
+            continue
+        source, result = node.args[0].meta["val"], node.meta["val"]
+        if not (all(map(_same, source.stride(), _contiguous_strides(source.shape)))
+                and all(map(_same, result.stride(), _contiguous_strides(result.shape)))
+                and _same(_numel(source.shape), _numel(result.shape))):
+            continue
+        node.target, node.args = aten.view.default, node.args[:2]
+    graph.lint()
 
 
 def views_as_flatten(program) -> None:

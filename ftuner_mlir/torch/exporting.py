@@ -22,7 +22,10 @@ import tempfile
 import threading
 from pathlib import Path
 
+import sympy
 import torch
+from torch.utils._sympy.numbers import int_oo
+from torch.utils._sympy.value_ranges import bound_sympy
 
 from .. import settings
 from ..backends import child_process
@@ -47,12 +50,14 @@ class PinnedDims(UnsupportedModel):
 
 @dataclasses.dataclass(frozen=True)
 class DimRange:
-    """Where dim `dim` of tensor input `input` may vary: min..max inclusive (max None: unbounded)."""
+    """Where dim `dim` of tensor input `input` may vary: min..max inclusive (max None: unbounded), in
+    steps of `step` from min (a derived dim, `10*L`: what torch.export asks of strided convolutions)."""
     input: int
     dim: int
     name: str
     min: int
     max: int | None
+    step: int = 1
 
 
 def attention_math(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
@@ -110,6 +115,7 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
         except Exception as err:
             raise UnsupportedModel(f"torch.export failed: {type(err).__name__}: {_first_lines(err)}") from err
         _drop_guards(program)
+        _drop_derived_ranges(program)
         return program
 
 
@@ -133,13 +139,9 @@ def _first_lines(err: Exception, n: int = 6) -> str:
     return "\n".join(str(err).strip().splitlines()[:n])
 
 
-def _unbounded():
-    import sympy
-    from torch.utils._sympy.numbers import int_oo
-    return (sympy.oo, int_oo)
-
-
-_UNBOUNDED = _unbounded()
+def _finite(bound) -> int | None:
+    """The bound as an int; None when unbounded (torch's int_oo calls itself finite)."""
+    return None if bound in (sympy.oo, -sympy.oo, int_oo, -int_oo) else int(bound)
 
 
 def user_input_nodes(program) -> list:
@@ -157,11 +159,19 @@ def dim_ranges(program) -> list[DimRange]:
         for d, size in enumerate(node.meta["val"].shape):
             if isinstance(size, torch.SymInt):
                 expr = size.node.expr
-                r = ranges.get(expr)
-                low = int(r.lower) if r is not None else 0
-                high = int(r.upper) if r is not None and r.upper not in _UNBOUNDED else None
-                out.append(DimRange(i, d, str(expr), low, high))
+                r = bound_sympy(expr, ranges)
+                out.append(DimRange(i, d, str(expr), max(_finite(r.lower) or 0, 0), _finite(r.upper), _step(expr)))
     return out
+
+
+def _step(expr) -> int:
+    """a, when expr is a*s + b of one symbol s (integers); else 1."""
+    if len(expr.free_symbols) != 1:
+        return 1
+    (symbol,) = expr.free_symbols
+    a = expr.coeff(symbol)
+    rest = sympy.expand(expr - a * symbol)
+    return int(a) if a.is_Integer and a > 1 and rest.is_Integer else 1
 
 
 def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
@@ -195,6 +205,13 @@ def _drop_guards(program) -> None:
     turns into a `_guards_fn` call; code written for Dynamo's frame (`L['inputs']`) fails there with a
     NameError. The compiled module checks the declared ranges and its own shape rules instead."""
     program._guards_code = []
+
+
+def _drop_derived_ranges(program) -> None:
+    """torch.export keeps a derived dim's range (`10*s38`) beside its symbol's; a program saved with one
+    cannot be retraced once loaded (torch's _replace_unbacked_bindings: "expected sympy.Symbol"). It
+    follows from the symbol's range (dim_ranges bounds the expression): drop it."""
+    program._range_constraints = {k: v for k, v in program.range_constraints.items() if isinstance(k, sympy.Symbol)}
 
 
 def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:

@@ -71,6 +71,9 @@ class CompiledModule:
                 high = "" if r.max is None else f"..{r.max}"
                 raise ValueError(f"input #{r.input} dim {r.dim} is {size}, outside the range {r.min}{high} "
                                  f"declared for '{r.name}' in dynamic_shapes")
+            if (size - r.min) % r.step:
+                raise ValueError(f"input #{r.input} dim {r.dim} is {size}, not one of {r.min}, {r.min + r.step}, "
+                                 f"{r.min + 2 * r.step}, ... as '{r.name}' declared in dynamic_shapes")
 
 
 class _Tensor:                       # marks a tensor leaf in the example inputs

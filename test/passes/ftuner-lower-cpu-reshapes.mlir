@@ -2,8 +2,9 @@
 
 // A tensor.reshape whose dims prove it splits or merges neighbouring dims becomes an expand_shape or a
 // collapse_shape (a view of a strided slice, not a copy): GPT-2's heads split of a column slice of the
-// fused QKV result, the heads merged back, rows split into (batch, T). Two dynamic groups, or static
-// sizes that do not line up, keep the reshape.
+// fused QKV result, the heads merged back, rows split into (batch, T), also with both dynamic (one
+// dynamic dim against a run of them: sizes from the shape operand), and merged back. Two dynamic
+// groups, or static sizes that do not line up, keep the reshape.
 func.func @heads_of_a_slice(%qkv: tensor<16x?x2304xf32>) -> tensor<16x?x12x64xf32> {
   %c1 = arith.constant 1 : index
   %c16 = arith.constant 16 : i64
@@ -39,6 +40,32 @@ func.func @split_rows(%x: tensor<?x48xf32>) -> tensor<4x?x48xf32> {
   %shape = tensor.from_elements %c4i, %ti, %c48 : tensor<3xi64>
   %r = tensor.reshape %x(%shape) : (tensor<?x48xf32>, tensor<3xi64>) -> tensor<4x?x48xf32>
   return %r : tensor<4x?x48xf32>
+}
+
+func.func @split_batch_and_length(%x: tensor<?x48xf32>, %ids: tensor<?x?xi64>) -> tensor<?x?x48xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 48 : i64
+  %bd = tensor.dim %ids, %c0 : tensor<?x?xi64>
+  %td = tensor.dim %ids, %c1 : tensor<?x?xi64>
+  %b = arith.index_cast %bd : index to i64
+  %t = arith.index_cast %td : index to i64
+  %shape = tensor.from_elements %b, %t, %c48 : tensor<3xi64>
+  %r = tensor.reshape %x(%shape) : (tensor<?x48xf32>, tensor<3xi64>) -> tensor<?x?x48xf32>
+  return %r : tensor<?x?x48xf32>
+}
+
+func.func @merge_batch_and_length(%x: tensor<?x?x3x16xf32>) -> tensor<?x48xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c48 = arith.constant 48 : i64
+  %b = tensor.dim %x, %c0 : tensor<?x?x3x16xf32>
+  %t = tensor.dim %x, %c1 : tensor<?x?x3x16xf32>
+  %bt = arith.muli %b, %t : index
+  %rows = arith.index_cast %bt : index to i64
+  %shape = tensor.from_elements %rows, %c48 : tensor<2xi64>
+  %r = tensor.reshape %x(%shape) : (tensor<?x?x3x16xf32>, tensor<2xi64>) -> tensor<?x48xf32>
+  return %r : tensor<?x48xf32>
 }
 
 func.func @two_dynamic_groups(%s: tensor<6x?x?xf32>) -> tensor<2x3x?x?xf32> {
@@ -85,6 +112,18 @@ func.func @not_neighbours(%s: tensor<?x6xf32>) -> tensor<?x4x?xf32> {
 // CHECK-NOT:     tensor.reshape
 // CHECK:         %[[ROWS:.+]] = arith.divui %{{.*}}, %{{.*}} : index
 // CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [4, %[[ROWS]], 48] : tensor<?x48xf32> into tensor<4x?x48xf32>
+// CHECK-NOT:     tensor.reshape
+// CHECK:         return
+// CHECK-LABEL: func.func @split_batch_and_length(
+// CHECK-NOT:     tensor.reshape
+// CHECK:         %[[B:.+]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         %[[T:.+]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [%[[B]], %[[T]], 48] : tensor<?x48xf32> into tensor<?x?x48xf32>
+// CHECK-NOT:     tensor.reshape
+// CHECK:         return
+// CHECK-LABEL: func.func @merge_batch_and_length(
+// CHECK-NOT:     tensor.reshape
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0, 1], [2, 3]] : tensor<?x?x3x16xf32> into tensor<?x48xf32>
 // CHECK-NOT:     tensor.reshape
 // CHECK:         return
 // CHECK-LABEL: func.func @two_dynamic_groups(

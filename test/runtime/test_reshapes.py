@@ -38,6 +38,15 @@ def test_split_rows(exe, rng, t):
     np.testing.assert_array_equal(got, x.reshape(4, t, 48))
 
 
+@pytest.mark.parametrize("b, t", [(1, 1), (3, 7), (16, 31)])
+def test_batch_and_length_split_and_merged(exe, rng, b, t):
+    x = random(rng, (b * t, 48))
+    ids = np.zeros((b, t), np.int64)
+    np.testing.assert_array_equal(exe["split_batch_and_length"](x, ids, out=poisoned((b, t, 48))), x.reshape(b, t, 48))
+    y = random(rng, (b, t, 3, 16))
+    np.testing.assert_array_equal(exe["merge_batch_and_length"](y, out=poisoned((b * t, 48))), y.reshape(b * t, 48))
+
+
 def test_reshapes_left_as_they_are_still_reshape(exe, rng):
     s = random(rng, (6, 4, 10))
     got = exe["two_dynamic_groups"](s, out=poisoned((2, 3, 4, 10)))

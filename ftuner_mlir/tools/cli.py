@@ -215,6 +215,8 @@ def _print_amx(tgt) -> None:
 
 
 def bench(args) -> int:
+    if args.compile_time:
+        return bench_startup(args)
     if args.models:
         return bench_models(args)
     _single_threaded_references()
@@ -246,6 +248,21 @@ def bench_models(args) -> int:
     if failures:
         print(f"WRONG RESULTS: {failures} outputs differ from torch eager")
     return 1 if failures else 0
+
+
+def bench_startup(args) -> int:
+    try:
+        from ftuner_mlir.bench import startup
+        import torch  # noqa: F401
+    except ImportError as err:
+        print(f"ftuner bench --compile-time: needs the PyTorch extra (pip install -e .[torch]): {err}", file=sys.stderr)
+        return 1
+    results = startup.run(args.models or ["bert", "gpt2"], args.out)
+    failed = [f"{r['model']} {system}" for r in results for system, runs in r["systems"].items()
+              if any("error" in row for row in runs.values())]
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 def _models(text: str) -> list[str]:
@@ -426,6 +443,11 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --models: T values (default: the paper's 5,24,43,62,81,100,119,128)")
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                    help="with --models: skip the torch.compile(dynamic=True) column")
+    p.add_argument("--compile-time", action="store_true",
+                   help="start-up instead of speed: seconds from the torch module to the first result of the "
+                        "--models (default: bert,gpt2), cold and warm, ftuner (export / key / import / compile) "
+                        "against torch.compile, OpenVINO and ONNX Runtime where installed, each in a fresh "
+                        "process; then a first call at a new batch size; writes startup.json")
 
 
 def main(argv=None) -> None:

@@ -151,7 +151,7 @@ def user_input_nodes(program) -> list:
 
 
 def dim_ranges(program) -> list[DimRange]:
-    """The symbolic dims of the program's tensor inputs, with their ranges."""
+    """The dynamic dims of the program's tensor inputs, with their ranges (a symbol of one value is static)."""
     ranges = program.range_constraints
     out = []
     tensors = [n for n in user_input_nodes(program) if isinstance(n.meta.get("val"), torch.Tensor)]
@@ -160,7 +160,9 @@ def dim_ranges(program) -> list[DimRange]:
             if isinstance(size, torch.SymInt):
                 expr = size.node.expr
                 r = bound_sympy(expr, ranges)
-                out.append(DimRange(i, d, str(expr), max(_finite(r.lower) or 0, 0), _finite(r.upper), _step(expr)))
+                low, high = max(_finite(r.lower) or 0, 0), _finite(r.upper)
+                if low != high:            # one value: static, whatever made it a symbol (Dynamo's channels = 3)
+                    out.append(DimRange(i, d, str(expr), low, high, _step(expr)))
     return out
 
 

@@ -1,10 +1,10 @@
 """Model families beyond BERT and GPT-2, as a user brings them (transformers configs, tiny sizes, random
 weights), every dim a serving system varies declared dynamic at once, one compilation each: decoders
-with RoPE / RMSNorm / grouped-query attention, an encoder with relative position buckets, RoBERTa's
+with RoPE / RMSNorm / grouped-query attention, T5 (encoder-decoder, relative position buckets), RoBERTa's
 cumsum position ids, a ViT, a ResNet whose image sizes are multiples of 32, a ConvNeXt (depthwise
 convolutions), Whisper's encoder (conv1d) and wav2vec2 (strided conv1d over audio whose length is a
-multiple of 10, group norm). Each is checked against its float64 copy at shapes never exported,
-1 and primes included."""
+multiple of 10, group norm). Each is checked against its float64 copy at 5 or more shapes never
+exported, 1 and primes included; three of them also through torch.compile(backend="ftuner")."""
 import copy
 
 import numpy as np
@@ -14,6 +14,7 @@ import ftuner_mlir.torch as ftorch      # before torch: one OpenMP runtime
 import torch
 import transformers as T
 from torch.export import Dim
+from ftuner_mlir import compiler
 
 from .models import relative_error
 
@@ -45,19 +46,49 @@ class Features(torch.nn.Module):
         return self.model(x).last_hidden_state
 
 
+class EncoderDecoder(torch.nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids, decoder_ids):
+        return self.model(input_ids=ids, attention_mask=torch.ones_like(ids),
+                          decoder_input_ids=decoder_ids).last_hidden_state
+
+
+def _ids(rng, *shape):
+    return torch.from_numpy(rng.integers(3, 100, shape))
+
+
+def _normal(rng, *shape):
+    return torch.from_numpy(rng.standard_normal(shape).astype("float32"))
+
+
+TEXT_SHAPES = [(1, 1), (3, 7), (16, 128), (5, 61), (2, 97), (11, 2)]
+
+
 def _text(model, rng):
-    example = torch.from_numpy(rng.integers(0, 100, (2, 8)))
-    shapes = [(1, 1), (3, 7), (16, 128), (5, 61)]
-    return model, example, {0: BATCH, 1: Dim("T", min=1, max=128)}, shapes, "ids"
+    """(model, example args, dynamic_shapes, [args of each checked call])"""
+    return model, (_ids(rng, 2, 8),), ({0: BATCH, 1: Dim("T", min=1, max=128)},), \
+        [(_ids(rng, b, t),) for b, t in TEXT_SHAPES]
+
+
+def _images(model, rng, example, dims, shapes):
+    return model, (_normal(rng, *example),), (dims,), [(_normal(rng, *shape),) for shape in shapes]
 
 
 def _llama(rng):
     return _text(TextModel(T.LlamaModel(T.LlamaConfig(**TEXT, num_key_value_heads=2))), rng)
 
 
-def _t5_encoder(rng):
-    config = T.T5Config(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4, vocab_size=100)
-    return _text(TextModel(T.T5EncoderModel(config)), rng)
+def _t5(rng):
+    """Encoder-decoder: batch, source and target lengths all dynamic."""
+    config = T.T5Config(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4,
+                        vocab_size=100, decoder_start_token_id=0, pad_token_id=0)
+    dims = ({0: BATCH, 1: Dim("S", min=1, max=100)}, {0: BATCH, 1: Dim("T", min=1, max=100)})
+    calls = [(_ids(rng, b, s), _ids(rng, b, t)) for b, s, t in ((1, 1, 1), (3, 7, 2), (5, 61, 13), (2, 100, 100),
+                                                               (7, 3, 29))]
+    return EncoderDecoder(T.T5Model(config)), (_ids(rng, 2, 8), _ids(rng, 2, 5)), dims, calls
 
 
 def _distilbert(rng):
@@ -66,25 +97,28 @@ def _distilbert(rng):
 
 
 def _roberta(rng):
-    model, example, dims, shapes, kind = _text(RobertaWithoutMask(T.RobertaModel(T.RobertaConfig(**TEXT))), rng)
-    return model, example + 2, dims, [(b, t) for b, t in shapes if t <= 100], kind     # 2 + T <= 514 positions
+    model, example, dims, _ = _text(RobertaWithoutMask(T.RobertaModel(T.RobertaConfig(**TEXT))), rng)
+    return model, example, dims, [(_ids(rng, b, t),) for b, t in TEXT_SHAPES if t <= 100]   # 2 + T <= 514 positions
 
 
 def _vit(rng):
     config = T.ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
                          image_size=32, patch_size=8)
-    return Features(T.ViTModel(config)), _normal(rng, 2, 3, 32, 32), {0: BATCH}, [(1, 3, 32, 32), (7, 3, 32, 32)], "x"
+    return _images(Features(T.ViTModel(config)), rng, (2, 3, 32, 32), {0: BATCH},
+                   [(b, 3, 32, 32) for b in (1, 3, 7, 16, 13)])
 
 
 def _resnet(rng):
     config = T.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic")
     dims = {0: BATCH, 2: 32 * Dim("h", min=2, max=4), 3: 32 * Dim("w", min=2, max=4)}
-    return Features(T.ResNetModel(config)), _normal(rng, 2, 3, 64, 64), dims, [(1, 3, 64, 128), (3, 3, 96, 64)], "x"
+    return _images(Features(T.ResNetModel(config)), rng, (2, 3, 64, 64), dims,
+                   [(1, 3, 64, 128), (3, 3, 96, 64), (5, 3, 128, 96), (1, 3, 96, 96), (2, 3, 128, 128)])
 
 
 def _convnext(rng):
     config = T.ConvNextConfig(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2)
-    return Features(T.ConvNextModel(config)), _normal(rng, 2, 3, 64, 64), {0: BATCH}, [(1, 3, 64, 64), (5, 3, 64, 64)], "x"
+    return _images(Features(T.ConvNextModel(config)), rng, (2, 3, 64, 64), {0: BATCH},
+                   [(b, 3, 64, 64) for b in (1, 3, 5, 11, 16)])
 
 
 def _whisper_encoder(rng):
@@ -92,8 +126,8 @@ def _whisper_encoder(rng):
                              num_mel_bins=16, max_source_positions=50, decoder_layers=1, decoder_attention_heads=4,
                              decoder_ffn_dim=128, vocab_size=100, pad_token_id=0, bos_token_id=0, eos_token_id=0,
                              decoder_start_token_id=0)
-    return Features(T.WhisperModel(config).encoder), _normal(rng, 2, 16, 100), {0: BATCH}, \
-        [(1, 16, 100), (3, 16, 100)], "x"
+    return _images(Features(T.WhisperModel(config).encoder), rng, (2, 16, 100), {0: BATCH},
+                   [(b, 16, 100) for b in (1, 3, 5, 7, 16)])
 
 
 def _wav2vec2(rng):
@@ -101,36 +135,54 @@ def _wav2vec2(rng):
                               conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_feat_extract_layers=2,
                               num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
     dims = {0: BATCH, 1: 10 * Dim("L", min=100, max=1000)}
-    return Features(T.Wav2Vec2Model(config)), _normal(rng, 2, 4000), dims, [(1, 1000), (3, 5230), (2, 9990)], "x"
+    return _images(Features(T.Wav2Vec2Model(config)), rng, (2, 4000), dims,
+                   [(1, 1000), (3, 5230), (2, 9990), (5, 1370), (1, 2030)])
 
 
-def _normal(rng, *shape):
-    return torch.from_numpy(rng.standard_normal(shape).astype("float32"))
+FAMILIES = {"llama": _llama, "t5": _t5, "distilbert": _distilbert, "roberta": _roberta, "vit": _vit,
+            "resnet": _resnet, "convnext": _convnext, "whisper-encoder": _whisper_encoder, "wav2vec2": _wav2vec2}
 
 
-FAMILIES = {"llama": _llama, "t5-encoder": _t5_encoder, "distilbert": _distilbert, "roberta": _roberta,
-            "vit": _vit, "resnet": _resnet, "convnext": _convnext, "whisper-encoder": _whisper_encoder,
-            "wav2vec2": _wav2vec2}
+def _double(value):
+    return value.double() if value.is_floating_point() else value
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_with_its_dims_dynamic(family, rng):
     torch.manual_seed(0)
-    model, example, dims, shapes, kind = FAMILIES[family](rng)
+    model, example, dims, calls = FAMILIES[family](rng)
     model = model.eval()
-    compiled = ftorch.compile(model, (example,), dynamic_shapes=(dims,))
+    compiled = ftorch.compile(model, example, dynamic_shapes=dims)
     reference = copy.deepcopy(model).double()
-    for shape in shapes:
-        x = torch.from_numpy(rng.integers(3, 100, shape)) if kind == "ids" else _normal(rng, *shape)
+    for args in calls:
         with torch.no_grad():
-            expected = reference(x if kind == "ids" else x.double())
-        got = compiled(x)
+            expected = reference(*map(_double, args))
+        got = compiled(*args)
         assert got.shape == expected.shape and got.dtype == torch.float32
-        assert relative_error(got, expected) < TOLERANCE, (family, shape)
+        assert relative_error(got, expected) < TOLERANCE, (family, [tuple(a.shape) for a in args])
+
+
+@pytest.mark.parametrize("family", ["llama", "t5", "convnext"])
+def test_family_through_torch_compile(family, rng):
+    """The Dynamo route: one ftuner compilation serves every batch size and length >= 2 (Dynamo itself
+    specializes a size of 1)."""
+    torch.manual_seed(0)
+    model, example, _, calls = FAMILIES[family](rng)
+    model = model.eval()
+    fast = torch.compile(model, backend="ftuner", dynamic=True)
+    reference = copy.deepcopy(model).double()
+    calls = [args for args in calls if all(1 not in a.shape for a in args)]
+    with torch.no_grad():
+        fast(*example)
+        before = compiler.compilations + compiler.cache_loads
+        for args in calls:
+            expected = reference(*map(_double, args))
+            assert relative_error(fast(*args), expected) < TOLERANCE, (family, [tuple(a.shape) for a in args])
+    assert compiler.compilations + compiler.cache_loads == before
 
 
 def test_a_derived_dim_takes_only_its_multiples(rng):
-    model, example, dims, _, _ = _wav2vec2(rng)
-    compiled = ftorch.compile(model.eval(), (example,), dynamic_shapes=(dims,))
+    model, example, dims, _ = _wav2vec2(rng)
+    compiled = ftorch.compile(model.eval(), example, dynamic_shapes=dims)
     with pytest.raises(ValueError, match=r"input #0 dim 1 is 1235, not one of 1000, 1010, 1020, \.\.\."):
         compiled(_normal(rng, 2, 1235))

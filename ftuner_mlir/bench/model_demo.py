@@ -7,7 +7,7 @@ import time
 
 from . import report
 
-MODELS = ("bert", "bert-large", "gpt2")     # bench/transformer_models.py builds them
+MODELS = ("bert", "bert-large", "gpt2", "roberta", "distilbert", "t5-encoder")   # transformer_models.py builds them
 PAPER_T = (5, 24, 43, 62, 81, 100, 119, 128)
 EXPORT_T = 24                # the example length torch.export traces with
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|

@@ -5,9 +5,11 @@ baseline process (model_worker.py) imports torch as a user would."""
 from __future__ import annotations
 
 import torch
-from transformers import BertConfig, BertModel, GPT2Config, GPT2Model
+from transformers import (BertConfig, BertModel, DistilBertConfig, DistilBertModel, GPT2Config, GPT2Model,
+                          RobertaConfig, RobertaModel, T5Config, T5EncoderModel)
 
 from .model_demo import MODELS
+
 _BERT_LARGE = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
 
 
@@ -24,28 +26,41 @@ class LastHidden(torch.nn.Module):
         return self.model(input_ids=ids).last_hidden_state
 
 
+# kind -> (config class, its default overrides, the model from a config); RoBERTa computes its position
+# ids with a cumsum, T5's encoder has relative position buckets and RMS norms
+_FAMILIES = {
+    "bert": (BertConfig, {}, lambda cfg: BertModel(cfg, add_pooling_layer=False)),
+    "bert-large": (BertConfig, _BERT_LARGE, lambda cfg: BertModel(cfg, add_pooling_layer=False)),
+    "gpt2": (GPT2Config, {}, GPT2Model),
+    "roberta": (RobertaConfig, {}, lambda cfg: RobertaModel(cfg, add_pooling_layer=False)),
+    "distilbert": (DistilBertConfig, {}, DistilBertModel),
+    "t5-encoder": (T5Config, {}, T5EncoderModel),
+}
+# config class -> (its field of layers, its field of the hidden size)
+_FIELDS = {BertConfig: ("num_hidden_layers", "hidden_size"), RobertaConfig: ("num_hidden_layers", "hidden_size"),
+           GPT2Config: ("n_layer", "n_embd"), DistilBertConfig: ("n_layers", "dim"), T5Config: ("num_layers", "d_model")}
+
+
 def build(kind: str, seed: int = 0, **config) -> tuple[LastHidden, object]:
     """(model in eval mode, its config); `config` overrides fields (num_hidden_layers / n_layer, ...)."""
     if kind not in MODELS:
         raise ValueError(f"unknown model {kind!r}; choose from {', '.join(MODELS)}")
     torch.manual_seed(seed)
-    if kind == "gpt2":
-        cfg = GPT2Config(**config)
-        return LastHidden(GPT2Model(cfg)).eval(), cfg
-    cfg = BertConfig(**({**_BERT_LARGE, **config} if kind == "bert-large" else config))
-    return LastHidden(BertModel(cfg, add_pooling_layer=False)).eval(), cfg
+    config_class, defaults, model = _FAMILIES[kind]
+    cfg = config_class(**{**defaults, **config})
+    return LastHidden(model(cfg)).eval(), cfg
 
 
 def layer_overrides(kind: str, depth: int | None) -> dict:
     """The config field that sets the number of layers to `depth` (none when depth is None)."""
     if not depth:
         return {}
-    return {"n_layer": depth} if kind == "gpt2" else {"num_hidden_layers": depth}
+    return {_FIELDS[_FAMILIES[kind][0]][0]: depth}
 
 
 def layers(cfg) -> int:
-    return cfg.n_layer if isinstance(cfg, GPT2Config) else cfg.num_hidden_layers
+    return getattr(cfg, _FIELDS[type(cfg)][0])
 
 
 def hidden(cfg) -> int:
-    return cfg.n_embd if isinstance(cfg, GPT2Config) else cfg.hidden_size
+    return getattr(cfg, _FIELDS[type(cfg)][1])

@@ -433,9 +433,10 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
     p.add_argument("--models", type=_models, nargs="?", const=["bert", "bert-large", "gpt2"], default=None,
-                   help="whole transformers models instead of the operator sweeps (default set: "
-                        "bert,bert-large,gpt2) against torch eager and torch.compile(dynamic=True), each in its "
-                        "own process; writes models.json and models.png")
+                   help="whole transformers models instead of the operator sweeps: a comma-separated subset of "
+                        "bert,bert-large,gpt2,roberta,distilbert,t5-encoder (default: bert,bert-large,gpt2), full "
+                        "size from their default configs, against torch eager and torch.compile(dynamic=True), "
+                        "each in its own process; writes models.json and models.png")
     p.add_argument("--batches", type=_batches, default=[1, 16], help="with --models: batch sizes (default: 1,16)")
     p.add_argument("--layers", type=_positive_int, default=None,
                    help="with --models: layers to build (default: the config's)")

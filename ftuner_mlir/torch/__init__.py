@@ -67,6 +67,7 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
     ranges = exporting.dim_ranges(program)
     exporting.check_dynamic_dims(executable["main"].rules, ranges)
     exporting.check_example(executable["main"], example_args, example_kwargs)
+    exporting.check_range_ends(executable["main"], program, example_args, example_kwargs)
     return CompiledModule(executable, program, ranges, timings.pop("mlir_bytes", None), timings,
                           watch=watch, on_weight_change=on_weight_change, again=again)
 

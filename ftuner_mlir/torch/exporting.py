@@ -193,13 +193,58 @@ def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
 def check_example(function, args: tuple, kwargs: dict | None) -> None:
     """The compiled code must accept the inputs it was exported with: shape rules that refuse them
     (a static size computed wrongly from dynamic ones) would make a module that refuses every call."""
-    leaves = torch.utils._pytree.tree_leaves((args, kwargs or {}))
-    shapes = [tuple(t.shape) for t in leaves if isinstance(t, torch.Tensor)]
     try:
-        function.bind_shapes(shapes)
+        function.bind_shapes(_shapes(args, kwargs))
     except ValueError as err:
         raise UnsupportedModel(f"the compiled code refuses the export's own example inputs ({err}): its shape "
                                f"rules do not describe the model; please report it with the model") from None
+
+
+def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> None:
+    """The compiled code must accept each declared dim at both ends of its range (the other dims as in
+    the example): torch.export traces the branches the example takes, and a branch that holds only at
+    the example's sizes (a ViT exported at its own image size skips the interpolation of its position
+    embeddings) leaves a static size that refuses every other shape. Caught here, not at a call."""
+    example = _shapes(args, kwargs)
+    nodes = [n for n in user_input_nodes(program) if isinstance(n.meta.get("val"), torch.Tensor)]
+    dims = [(i, d, size.node.expr) for i, node in enumerate(nodes) for d, size in enumerate(node.meta["val"].shape)
+            if isinstance(size, torch.SymInt)]
+    known = _symbol_values(dims, example)
+    for symbol, bounds in program.range_constraints.items():
+        if symbol not in known:
+            continue
+        for value in {max(_finite(bounds.lower) or 1, 1), _finite(bounds.upper)} - {None, known[symbol]}:
+            trial = [list(shape) for shape in example]
+            moved = [(i, d) for i, d, expr in dims if symbol in expr.free_symbols]
+            for i, d, expr in dims:
+                if (i, d) in moved:
+                    trial[i][d] = int(expr.subs(symbol, value).subs(known))
+            try:
+                function.bind_shapes(trial)
+            except ValueError as err:
+                where = ", ".join(f"dim {d} of input #{i} = {trial[i][d]}" for i, d in moved)
+                raise UnsupportedModel(
+                    f"the compiled code refuses {where}, inside the declared ranges, with the other sizes as "
+                    f"in the example ({err}): torch.export followed a branch of the model that holds "
+                    f"only at the example's sizes; export with an example that takes the general path (other "
+                    f"sizes), or declare a narrower range") from None
+
+
+def _symbol_values(dims, example) -> dict:
+    """Each symbol's value in the example, from the dims that are a*s + b of it alone."""
+    known = {}
+    for i, d, expr in dims:
+        if len(expr.free_symbols) == 1:
+            (symbol,) = expr.free_symbols
+            a, b = expr.coeff(symbol), sympy.expand(expr - expr.coeff(symbol) * symbol)
+            if a.is_Integer and b.is_Integer and a != 0:
+                known.setdefault(symbol, int((example[i][d] - b) // a))
+    return known
+
+
+def _shapes(args: tuple, kwargs: dict | None) -> list[tuple]:
+    leaves = torch.utils._pytree.tree_leaves((args, kwargs or {}))
+    return [tuple(t.shape) for t in leaves if isinstance(t, torch.Tensor)]
 
 
 def _drop_guards(program) -> None:

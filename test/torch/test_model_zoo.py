@@ -2,7 +2,7 @@
 weights), every dim a serving system varies declared dynamic at once, one compilation each: decoders
 with RoPE / RMSNorm / grouped-query attention, T5 (encoder-decoder, relative position buckets), RoBERTa's
 cumsum position ids, a ViT, a ResNet whose image sizes are multiples of 32, a ConvNeXt (depthwise
-convolutions), Whisper's encoder (conv1d) and wav2vec2 (strided conv1d over audio whose length is a
+convolutions), a ViT at any image size (interpolated position embeddings), Whisper's encoder (conv1d) and wav2vec2 (strided conv1d over audio whose length is a
 multiple of 10, group norm). Each is checked against its float64 copy at 5 or more shapes never
 exported, 1 and primes included; three of them also through torch.compile(backend="ftuner")."""
 import copy
@@ -108,6 +108,21 @@ def _vit(rng):
                    [(b, 3, 32, 32) for b in (1, 3, 7, 16, 13)])
 
 
+class InterpolatingViT(Features):
+    def forward(self, x):
+        return self.model(x, interpolate_pos_encoding=True).last_hidden_state
+
+
+def _vit_any_size(rng):
+    """Image sizes dynamic: the position embeddings interpolated (bicubic) to the patch grid. Exported
+    at a size other than the config's, so the trace takes the interpolation."""
+    config = T.ViTConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                         image_size=32, patch_size=8)
+    dims = {0: BATCH, 2: 8 * Dim("h", min=2, max=8), 3: 8 * Dim("w", min=2, max=8)}
+    return _images(InterpolatingViT(T.ViTModel(config)), rng, (2, 3, 48, 64), dims,
+                   [(1, 3, 32, 32), (3, 3, 48, 64), (2, 3, 64, 24), (5, 3, 16, 56), (1, 3, 40, 40)])
+
+
 def _resnet(rng):
     config = T.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic")
     dims = {0: BATCH, 2: 32 * Dim("h", min=2, max=4), 3: 32 * Dim("w", min=2, max=4)}
@@ -139,7 +154,7 @@ def _wav2vec2(rng):
                    [(1, 1000), (3, 5230), (2, 9990), (5, 1370), (1, 2030)])
 
 
-FAMILIES = {"llama": _llama, "t5": _t5, "distilbert": _distilbert, "roberta": _roberta, "vit": _vit,
+FAMILIES = {"llama": _llama, "t5": _t5, "distilbert": _distilbert, "roberta": _roberta, "vit": _vit, "vit-any-size": _vit_any_size,
             "resnet": _resnet, "convnext": _convnext, "whisper-encoder": _whisper_encoder, "wav2vec2": _wav2vec2}
 
 
@@ -186,3 +201,12 @@ def test_a_derived_dim_takes_only_its_multiples(rng):
     compiled = ftorch.compile(model.eval(), example, dynamic_shapes=dims)
     with pytest.raises(ValueError, match=r"input #0 dim 1 is 1235, not one of 1000, 1010, 1020, \.\.\."):
         compiled(_normal(rng, 2, 1235))
+
+
+def test_an_example_that_skips_the_general_path_is_a_compile_error(rng):
+    """A ViT exported at its own image size skips the interpolation (a branch on the sizes): the code
+    would refuse every other size, so compile() refuses it, naming the dims and the way out."""
+    model, _, dims, _ = _vit_any_size(rng)
+    with pytest.raises(ftorch.UnsupportedModel, match=r"the compiled code refuses dim 2 of input #0 = \d+.*inside "
+                                                      r"the declared ranges.*an example that takes the general path"):
+        ftorch.compile(model.eval(), (_normal(rng, 2, 3, 32, 32),), dynamic_shapes=dims)

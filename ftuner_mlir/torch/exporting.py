@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import io
 import math
+import operator
 import shutil
 import subprocess
 import sys
@@ -116,6 +117,7 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
             raise UnsupportedModel(f"torch.export failed: {type(err).__name__}: {_first_lines(err)}") from err
         _drop_guards(program)
         _drop_derived_ranges(program)
+        _sym_sums_as_adds(program)
         return program
 
 
@@ -259,6 +261,27 @@ def _drop_derived_ranges(program) -> None:
     cannot be retraced once loaded (torch's _replace_unbacked_bindings: "expected sympy.Symbol"). It
     follows from the symbol's range (dim_ranges bounds the expression): drop it."""
     program._range_constraints = {k: v for k, v in program.range_constraints.items() if isinstance(k, sympy.Symbol)}
+
+
+def _sym_sums_as_adds(program) -> None:
+    """`torch.sym_sum` (what `sum()` of sizes becomes under Dynamo) as a chain of adds: torch.export
+    cannot save it ("op sym_sum is not in _SYM_OPS")."""
+    graph = program.graph
+    for node in [n for n in graph.nodes if n.op == "call_function" and n.target is torch.sym_sum]:
+        terms = list(node.args[0])
+        total = terms[0]
+        with graph.inserting_before(node):
+            for term in terms[1:]:
+                value = _value(total) + _value(term)
+                total = graph.call_function(operator.add, (total, term))
+                total.meta["val"] = value
+        node.replace_all_uses_with(total)
+        graph.erase_node(node)
+    graph.lint()
+
+
+def _value(arg):
+    return arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg
 
 
 def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:

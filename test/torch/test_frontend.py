@@ -111,6 +111,19 @@ def test_batch_and_length_dynamic_together(kind, rng):
     assert compiler.compilations == before
 
 
+def test_torch_compile_of_a_sum_of_sizes(rng):
+    """Dynamo records `sum()` of sizes as torch.sym_sum, which torch.export cannot save: written as adds."""
+    class Concat(torch.nn.Module):
+        def forward(self, a, b):
+            n = sum([a.shape[1], b.shape[1], 1])
+            return torch.cat([a, b, torch.ones(a.shape[0], 1)], 1) * n
+
+    fast = torch.compile(Concat(), backend="ftuner", dynamic=True)
+    for rows, p, q in ((2, 3, 4), (3, 5, 7), (7, 11, 2)):
+        a, b = (torch.from_numpy(rng.standard_normal((rows, k)).astype("float32")) for k in (p, q))
+        assert relative_error(fast(a, b), Concat()(a.double(), b.double())) < TOLERANCE
+
+
 def test_unsupported_ops_are_named():
     class Sort(torch.nn.Module):
         def forward(self, x):

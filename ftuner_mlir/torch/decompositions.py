@@ -19,6 +19,7 @@ from __future__ import annotations
 import sympy
 import torch
 import torch.nn.functional as F
+from torch.utils._sympy.numbers import int_oo
 
 UNBOUNDED_STEPS = 31
 
@@ -42,7 +43,8 @@ def _upper_bound(size) -> int:
     if isinstance(size, int):
         return size
     bound = size.node.shape_env.bound_sympy(size.node.expr).upper
-    return int(bound) if bound.is_finite else 1 << UNBOUNDED_STEPS
+    unbounded = bound in (sympy.oo, int_oo)          # torch's int_oo calls itself finite
+    return 1 << UNBOUNDED_STEPS if unbounded else int(bound)
 
 
 aten = torch.ops.aten

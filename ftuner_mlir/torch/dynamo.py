@@ -21,7 +21,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from .. import compiler
 from ..errors import CompileError, InvalidOptions
-from .exporting import PinnedDims, attention_math
+from .exporting import NarrowTrace, PinnedDims, attention_math
 from .weights import WeightWatch, check_policy
 
 
@@ -144,7 +144,8 @@ def _symbolic_dims(graph_module, plan) -> list[tuple[int, int]]:
 class _Specializations:
     """The graph compiled with every symbolic dim dynamic; when the lowering pins some of them
     (PinnedDims), with those kept dynamic and the others compiled at each call's sizes, one module per
-    combination (the paper's setting: batch fixed, sequence length dynamic)."""
+    combination; when the code serves some dims only at the example's sizes (NarrowTrace: Whisper's
+    frame count), with those compiled at each call's sizes."""
 
     def __init__(self, frozen: _FrozenGraph, symbolic: list[tuple[int, int]], options: dict):
         self.frozen, self.symbolic, self.options = frozen, symbolic, options
@@ -163,13 +164,18 @@ class _Specializations:
     def _compile(self, inputs):
         try:
             return self._export(inputs)
-        except PinnedDims as err:
-            pinned = {(r.input, r.dim) for r in err.dims}
-            static = [x for x in self.symbolic if x not in pinned]
+        except (PinnedDims, NarrowTrace) as err:
+            static = self._static_after(err)
             if self.static or not static:
                 raise
-            self.static = static
-            return self._export(inputs)
+        self.static = static
+        return self._export(inputs)
+
+    def _static_after(self, err) -> list[tuple[int, int]]:
+        if isinstance(err, NarrowTrace):        # served at the example's sizes only: those dims static
+            return [x for x in self.symbolic if x in set(err.dims)]
+        pinned = {(r.input, r.dim) for r in err.dims}      # pinned dims stay dynamic, the others static
+        return [x for x in self.symbolic if x not in pinned]
 
     @torch._dynamo.disable
     def _export(self, inputs):

@@ -49,6 +49,15 @@ class PinnedDims(UnsupportedModel):
         self.dims = dims                      # the DimRanges the code fixed
 
 
+class NarrowTrace(UnsupportedModel):
+    """Dims the compiled code serves at some sizes of their declared ranges only: torch.export followed
+    a branch of the model that holds at the example's sizes (check_range_ends)."""
+
+    def __init__(self, message: str, dims: list[tuple[int, int]]):
+        super().__init__(message)
+        self.dims = dims                      # (input, dim) pairs
+
+
 @dataclasses.dataclass(frozen=True)
 class DimRange:
     """Where dim `dim` of tensor input `input` may vary: min..max inclusive (max None: unbounded), in
@@ -212,6 +221,7 @@ def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> Non
     dims = [(i, d, size.node.expr) for i, node in enumerate(nodes) for d, size in enumerate(node.meta["val"].shape)
             if isinstance(size, torch.SymInt)]
     known = _symbol_values(dims, example)
+    refused, reasons = [], []
     for symbol, bounds in program.range_constraints.items():
         if symbol not in known:
             continue
@@ -224,12 +234,15 @@ def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> Non
             try:
                 function.bind_shapes(trial)
             except ValueError as err:
-                where = ", ".join(f"dim {d} of input #{i} = {trial[i][d]}" for i, d in moved)
-                raise UnsupportedModel(
-                    f"the compiled code refuses {where}, inside the declared ranges, with the other sizes as "
-                    f"in the example ({err}): torch.export followed a branch of the model that holds "
-                    f"only at the example's sizes; export with an example that takes the general path (other "
-                    f"sizes), or declare a narrower range") from None
+                refused += [m for m in moved if m not in refused]
+                reasons.append(", ".join(f"dim {d} of input #{i} = {trial[i][d]}" for i, d in moved) + f" ({err})")
+                break
+    if refused:
+        raise NarrowTrace(
+            f"the compiled code refuses {'; '.join(reasons)}, inside the declared ranges, with the other sizes "
+            f"as in the example: torch.export followed a branch of the model that holds only at the example's "
+            f"sizes; export with an example that takes the general path (other sizes), or declare a narrower "
+            f"range", refused)
 
 
 def _symbol_values(dims, example) -> dict:

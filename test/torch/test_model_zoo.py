@@ -177,10 +177,12 @@ def test_family_with_its_dims_dynamic(family, rng):
         assert relative_error(got, expected) < TOLERANCE, (family, [tuple(a.shape) for a in args])
 
 
-@pytest.mark.parametrize("family", ["llama", "t5", "convnext"])
+@pytest.mark.parametrize("family", [name for name in FAMILIES if name != "roberta"])
 def test_family_through_torch_compile(family, rng):
     """The Dynamo route: one ftuner compilation serves every batch size and length >= 2 (Dynamo itself
-    specializes a size of 1)."""
+    specializes a size of 1). Not RoBERTa: Dynamo's length has no upper bound, and the cumsum rewrite
+    then pads by up to 2^30 elements (docs/limitations.md). Whisper's frame count, served at one size
+    only, is compiled per size (NarrowTrace)."""
     torch.manual_seed(0)
     model, example, _, calls = FAMILIES[family](rng)
     model = model.eval()

@@ -74,7 +74,8 @@ def test_bad_options_are_refused_before_compiling(kwargs, message):
 
 
 def test_source_must_be_text():
-    with pytest.raises(TypeError, match="compile\\(\\) takes MLIR text \\(str\\), got int"):
+    with pytest.raises(TypeError, match="compile\\(\\) takes MLIR text \\(str\\), or a callable producing it with a "
+                                        "source_key; got int"):
         ftuner_mlir.compile(123)
 
 

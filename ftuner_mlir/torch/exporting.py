@@ -163,28 +163,31 @@ def user_input_nodes(program) -> list:
 
 def dim_ranges(program) -> list[DimRange]:
     """The dynamic dims of the program's tensor inputs, with their ranges (a symbol of one value is static)."""
-    ranges = program.range_constraints
     out = []
-    tensors = [n for n in user_input_nodes(program) if isinstance(n.meta.get("val"), torch.Tensor)]
-    for i, node in enumerate(tensors):
-        for d, size in enumerate(node.meta["val"].shape):
-            if isinstance(size, torch.SymInt):
-                expr = size.node.expr
-                r = bound_sympy(expr, ranges)
-                low, high = max(_finite(r.lower) or 0, 0), _finite(r.upper)
-                if low != high:            # one value: static, whatever made it a symbol (Dynamo's channels = 3)
-                    out.append(DimRange(i, d, str(expr), low, high, _step(expr)))
+    for i, d, expr in _symbolic_dims(program):
+        r = bound_sympy(expr, program.range_constraints)
+        low, high = max(_finite(r.lower) or 0, 0), _finite(r.upper)
+        if low != high:            # one value: static, whatever made it a symbol (Dynamo's channels = 3)
+            linear = _linear(expr)
+            out.append(DimRange(i, d, str(expr), low, high, linear[1] if linear and linear[1] > 1 else 1))
     return out
 
 
-def _step(expr) -> int:
-    """a, when expr is a*s + b of one symbol s (integers); else 1."""
+def _symbolic_dims(program) -> list[tuple]:
+    """(input, dim, sympy expression) of every symbolic dim of the program's tensor inputs."""
+    tensors = [n for n in user_input_nodes(program) if isinstance(n.meta.get("val"), torch.Tensor)]
+    return [(i, d, size.node.expr) for i, node in enumerate(tensors) for d, size in enumerate(node.meta["val"].shape)
+            if isinstance(size, torch.SymInt)]
+
+
+def _linear(expr) -> tuple | None:
+    """(s, a, b) when expr is a*s + b of one symbol s, a and b integers, a != 0; else None."""
     if len(expr.free_symbols) != 1:
-        return 1
+        return None
     (symbol,) = expr.free_symbols
     a = expr.coeff(symbol)
-    rest = sympy.expand(expr - a * symbol)
-    return int(a) if a.is_Integer and a > 1 and rest.is_Integer else 1
+    b = sympy.expand(expr - a * symbol)
+    return (symbol, int(a), int(b)) if a.is_Integer and b.is_Integer and a != 0 else None
 
 
 def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
@@ -217,9 +220,7 @@ def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> Non
     the example's sizes (a ViT exported at its own image size skips the interpolation of its position
     embeddings) leaves a static size that refuses every other shape. Caught here, not at a call."""
     example = _shapes(args, kwargs)
-    nodes = [n for n in user_input_nodes(program) if isinstance(n.meta.get("val"), torch.Tensor)]
-    dims = [(i, d, size.node.expr) for i, node in enumerate(nodes) for d, size in enumerate(node.meta["val"].shape)
-            if isinstance(size, torch.SymInt)]
+    dims = _symbolic_dims(program)
     known = _symbol_values(dims, example)
     refused, reasons = [], []
     for symbol, bounds in program.range_constraints.items():
@@ -249,11 +250,10 @@ def _symbol_values(dims, example) -> dict:
     """Each symbol's value in the example, from the dims that are a*s + b of it alone."""
     known = {}
     for i, d, expr in dims:
-        if len(expr.free_symbols) == 1:
-            (symbol,) = expr.free_symbols
-            a, b = expr.coeff(symbol), sympy.expand(expr - expr.coeff(symbol) * symbol)
-            if a.is_Integer and b.is_Integer and a != 0:
-                known.setdefault(symbol, int((example[i][d] - b) // a))
+        linear = _linear(expr)
+        if linear:
+            symbol, a, b = linear
+            known.setdefault(symbol, (example[i][d] - b) // a)
     return known
 
 

@@ -28,6 +28,7 @@ from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_to_attr
 from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
 from ..ukernel.cover import strip_bounds
 from ..ukernel.space import powers_of_two_below
+from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/amx_bodies.py)
 from .matmul import AR
 
 _DYN = ir.ShapedType.get_dynamic_size()
@@ -44,8 +45,10 @@ def dispatch_name(aset: AmxSet, zero: bool = False, prepacked: int | None = None
             f"_p{aset.cores}{f'_pw{prepacked}' if prepacked else ''}{_z(zero)}")
 
 
-def rows_name(rows: int, aset: AmxSet, zero: bool = False) -> str:
-    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{_z(zero)}"
+def rows_name(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue | None = None) -> str:
+    """A row-strip function; with an epilogue, its dispatch's own (named after it)."""
+    owner = f"_of_{epilogue.owner}" if epilogue else ""
+    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{_z(zero)}{owner}"
 
 
 def pack_name(aset: AmxSet) -> str:
@@ -219,13 +222,14 @@ def emit_pack(aset: AmxSet):
                             {"ftuner.amx_pack": ir.UnitAttr.get()}, body)
 
 
-def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
+def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue | None = None):
     """C rows [lo, hi) (a multiple of `rows`), columns j0..j0+bn, += A.B over all K (= A.B with `zero`)
     from the packed panels (`half` rows each). Per strip of rows, K in chunks of the set's k_chunk (the
     strip's A chunk stays in L1 while the B panels stream from L2), and per chunk every column strip:
     body strips of the set's column tiles, one strip of each smaller power of two of full panels, then
     the edge panel (bn % 16 columns) through the scratch tiles. A's full K steps are read in place, its
-    last partial step from the tail (row r - i0)."""
+    last partial step from the tail (row r - i0). With `epilogue`, each strip then goes through it
+    (its extra operands follow the index arguments)."""
     tile_rows = min(rows, TILE_ROWS)
     row_tiles = max(1, rows // TILE_ROWS)
     a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
@@ -234,7 +238,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
     sizes = (aset.col_tiles,) + powers_of_two_below(aset.col_tiles)
     chunk = aset.k_chunk // K_STEP                  # K steps per chunk
 
-    def body(a, tail, panels, c, scratch, i0, lo, hi, j0, bn, kk, half):
+    def body(a, tail, panels, c, scratch, i0, lo, hi, j0, bn, kk, half, *extras):
         zero_i, one = index(0), index(1)
         full = arith.DivUIOp(kk, index(K_STEP)).result
         steps = arith.CeilDivUIOp(kk, index(K_STEP)).result
@@ -247,6 +251,8 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
         def strip(i, _):
             row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
             for_loop(zero_i, arith.MaxUIOp(steps, one).result, index(chunk), [], lambda s0, _: k_chunk(row_at, s0) or [])
+            if epilogue is not None:            # the strip is final: through the epilogue while in L2
+                emit_strip(epilogue, c, list(extras), i, _add(i, index(rows)), j0, bn)
             return []
 
         def k_chunk(row_at, s0):
@@ -306,17 +312,18 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False):
         return []
     index_type = ir.IndexType.get()
     inputs = [operand_type(_bf16()), _rows_of_32(), _panel_view(), operand_type(f32), _scratch_type(aset)]
-    fn = private_function(rows_name(rows, aset, zero), inputs + [index_type] * 7, [],
+    extras = [extra_type(kind) for kind in epilogue.kinds] if epilogue else []
+    fn = private_function(rows_name(rows, aset, zero, epilogue), inputs + [index_type] * 7 + extras, [],
                           {"ftuner.amx_rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
     fn.attributes["no_inline"] = ir.UnitAttr.get()       # one tile configuration per call: never merged
     return fn
 
 
-def emit_helpers(aset: AmxSet, zero_init: bool) -> dict:
+def emit_helpers(aset: AmxSet, zero_init: bool, epilogue: AmxEpilogue | None = None) -> dict:
     """symbol name -> builder of each function the buffer-level dispatch calls."""
     funcs = {pack_name(aset): lambda: emit_pack(aset)}
     for rows in aset.row_sizes:
-        funcs[rows_name(rows, aset, zero_init)] = lambda r=rows: emit_rows(r, aset, zero_init)
+        funcs[rows_name(rows, aset, zero_init, epilogue)] = lambda r=rows: emit_rows(r, aset, zero_init, epilogue)
     return funcs
 
 
@@ -332,19 +339,23 @@ def _matrix(operand: ir.Value, at: ir.Value) -> ir.Value:
     return memref.subview(operand, [at, 0, 0], sizes, [1, 1, 1], result_type=operand_type(t.element_type))
 
 
-def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None) -> None:
-    """Replace the body of bufferized placeholder `fn` (A, B, C memrefs; no results) with the AMX code;
-    with `prepacked`, B is the weight's VNNI panels of that height and a task reads its own in place."""
+def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
+               epilogue: AmxEpilogue | None = None) -> None:
+    """Replace the body of bufferized placeholder `fn` (A, B, C memrefs, then the epilogue's extra
+    operands; no results) with the AMX code; with `prepacked`, B is the weight's VNNI panels of that
+    height and a task reads its own in place."""
     block = fn.regions[0].blocks[0]
     for op in reversed(list(block.operations)):       # users before what they use
         op.erase()
-    a_arg, b_arg, c_arg = block.arguments
+    a_arg, b_arg, c_arg, *extra_args = block.arguments
     rank = 3 if aset.batched else 2
     lead = rank - 2                                     # index of C's row dim
     with ir.InsertionPoint(block), fn.location:
         a = memref.CastOp(operand_type(_bf16(), rank), a_arg).result
         b = memref.CastOp(_panel_view() if prepacked else operand_type(_bf16(), rank), b_arg).result
         c = memref.CastOp(operand_type(_f32(), rank), c_arg).result
+        extras = [memref.CastOp(extra_type(kind), v).result for kind, v in zip(epilogue.kinds, extra_args)] \
+            if epilogue else []
         zero, one = index(0), index(1)
         m, n = memref.DimOp(c, index(lead)).result, memref.DimOp(c, index(lead + 1)).result
         k = memref.DimOp(a, index(lead + 1)).result
@@ -380,8 +391,8 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None) 
             for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
                 some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has
                 with ir.InsertionPoint(some.then_block):
-                    _call(rows_name(rows, aset, zero_init), [a, tail, panels, c, scratch, i0, _add(i0, lo),
-                                                              _add(i0, hi), j0, bn, k, half])
+                    _call(rows_name(rows, aset, zero_init, epilogue),
+                          [a, tail, panels, c, scratch, i0, _add(i0, lo), _add(i0, hi), j0, bn, k, half] + extras)
                     scf.YieldOp([])
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/cpu.py)
         func.ReturnOp([])

@@ -11,13 +11,43 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_from_attr
+from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, ZERO_INIT_ATTR, amx_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.symbols import add_functions, symbols
-from ..ir.walk import functions, walk
+from ..ir.walk import defining_op, functions, walk
 from .dispatch_calls import DISPATCH_ATTR
 
 USES_AMX_ATTR = "ftuner.uses_amx"     # on the module: its loader must request the AMX tile state
+
+
+def _argument_of(value, block) -> int | None:
+    """The index of the argument of `block` that `value` is, through memref.casts."""
+    while True:
+        if isinstance(value, ir.BlockArgument) and value.owner == block:
+            return value.arg_number
+        owner = defining_op(value)
+        if owner is None or owner.name != "memref.cast":
+            return None
+        value = owner.operands[0]
+
+
+def _epilogue(fn, emit):
+    """The epilogue fused into placeholder `fn` (lowering/epilogues.py), read off its bufferized body:
+    each generic marked AMX_EPILOGUE_OP_ATTR, in order, updating C (argument 2) in place from the
+    extra arguments (3 on); None when it has none."""
+    block = fn.regions[0].blocks[0]
+    kinds = [emit.kind_of_rank(ir.MemRefType(a.type).rank) for a in list(block.arguments)[3:]]
+    stages = []
+    for op in walk(fn):
+        if AMX_EPILOGUE_OP_ATTR not in op.attributes:
+            continue
+        op = op.operation
+        inputs = [_argument_of(v, block) for v in list(op.operands)[:-1]]
+        if _argument_of(op.operands[-1], block) != 2 or any(i is None or i < 3 for i in inputs):
+            raise PassFailure(location_of(op), "an AMX epilogue must update C in place from the dispatch's "
+                                               "extra operands (bufferization copied one of them)")
+        stages.append(emit.Stage(op.regions[0].blocks[0], [i - 3 for i in inputs]))
+    return emit.AmxEpilogue(ir.StringAttr(fn.attributes["sym_name"]).value, kinds, stages) if stages else None
 
 
 def build_amx_bodies(module_op, emit) -> None:
@@ -28,14 +58,15 @@ def build_amx_bodies(module_op, emit) -> None:
         aset = amx_set_from_attr(fn.attributes[AMX_ATTR])
         zero_init = ZERO_INIT_ATTR in fn.attributes
         ftype = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
-        if len(ftype.inputs) != 3 or ftype.results or not all(isinstance(t, ir.MemRefType) for t in ftype.inputs):
+        if len(ftype.inputs) < 3 or ftype.results or not all(isinstance(t, ir.MemRefType) for t in ftype.inputs):
             raise PassFailure(location_of(fn), f"AMX dispatch {fn.attributes['sym_name']} is not on buffers "
-                                               f"(A, B, C) -> (): run it after bufferization")
+                                               f"(A, B, C, epilogue operands) -> (): run it after bufferization")
+        epilogue = _epilogue(fn, emit)
         # each helper it lacks (dispatches of other families share the row strips, not the pack)
-        for symbol, build in emit.emit_helpers(aset, zero_init).items():
+        for symbol, build in emit.emit_helpers(aset, zero_init, epilogue).items():
             add_functions(module_op, present, symbol, lambda s=symbol, b=build: {s: b}, fn.location)
         prepacked = ir.IntegerAttr(fn.attributes[emit.PREPACKED_ATTR]).value if emit.PREPACKED_ATTR in fn.attributes else None
-        emit.build_body(fn, aset, zero_init, prepacked)
+        emit.build_body(fn, aset, zero_init, prepacked, epilogue)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
     if any(op.operation.name.startswith("amx.") for op in walk(module_op)):
         module_op.attributes[USES_AMX_ATTR] = ir.UnitAttr.get()

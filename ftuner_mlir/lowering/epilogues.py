@@ -21,6 +21,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, func, linalg
 
+from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR
 from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
 from ..ir.match import affine_maps, iterator_kinds, reads_output
 from ..ir.walk import defining_op, functions, walk
@@ -151,7 +152,18 @@ def _match(call, dispatches: dict) -> Epilogue | None:
         if kind is None or (kind == FULL and loops != 2 and groups is None):
             return None
         operands.append((generic.operands[i], kind))
+    if AMX_ATTR in fn.attributes and not _amx_vectorizable(generic):
+        return None
     return Epilogue(call, chain, generic, number, operands, groups)
+
+
+def _amx_vectorizable(generic) -> bool:
+    """An epilogue the AMX code runs as vector code (codegen/amx_epilogue.py): fp32 operands, a body of
+    arith and math ops that have vector forms."""
+    if any(ir.RankedTensorType(v.type).element_type != ir.F32Type.get() for v in generic.operands):
+        return False
+    body = list(generic.regions[0].blocks[0].operations)[:-1]
+    return all(op.operation.name.startswith(("arith.", "math.")) and len(op.results) == 1 for op in body)
 
 
 # -- the dispatch's copy with the epilogue ---------------------------------------------------------
@@ -208,8 +220,9 @@ def _clone_body(epilogue: Epilogue, block: ir.Block, acc_arg, extra_args) -> Non
                 mapping[before] = after
 
 
-def _add_epilogue(fn, epilogue: Epilogue, name: str):
-    """A copy of dispatch `fn` named `name` whose blocks go through the epilogue before they are written."""
+def _copy_with_extras(fn, epilogue: Epilogue, name: str):
+    """A copy of dispatch `fn` named `name` that also takes the epilogue's other operands: (copy, their
+    arguments, their element types, the result's element type)."""
     module_block = fn.operation.parent.regions[0].blocks[0]
     with ir.InsertionPoint(module_block):
         copy = fn.operation.clone()
@@ -223,8 +236,40 @@ def _add_epilogue(fn, epilogue: Epilogue, name: str):
     copy.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(fn_type.inputs + extra_types,
                                                                             fn_type.results))
     entry = copy.regions[0].blocks[0]
+    extra_args = [entry.add_argument(t, epilogue.generic.location) for t in extra_types]
+    return copy, extra_args, elements, element
+
+
+# an operand's indexing in the 2-D epilogue of an AMX placeholder (rows d0, columns d1)
+_AMX_MAPS = {COLUMN: "(d0, d1) -> (d1)", FULL: "(d0, d1) -> (d0, d1)", SCALAR: "(d0, d1) -> ()"}
+
+
+def _add_amx_epilogue(fn, epilogue: Epilogue, name: str):
+    """A copy of AMX placeholder `fn` (codegen/amx_matmul.py: on tensors its body is the matmul itself)
+    with the epilogue as a 2-D generic on the result, marked AMX_EPILOGUE_OP_ATTR: the body the AMX code
+    on buffers runs on each row strip once its reduction is done (lowering/amx_bodies.py)."""
+    copy, extra_args, elements, element = _copy_with_extras(fn, epilogue, name)
+    ret = list(copy.regions[0].blocks[0].operations)[-1]
+    result = ret.operands[0]
+    with ir.InsertionPoint(ret), epilogue.generic.location:
+        maps = [ir.Attribute.parse(f"affine_map<{_AMX_MAPS[kind]}>") for _, kind in epilogue.operands]
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        op = linalg.GenericOp([result.type], extra_args, [result],
+                              ir.ArrayAttr.get(maps + [ir.Attribute.parse(f"affine_map<{_AMX_MAPS[FULL]}>")]),
+                              ir.ArrayAttr.get([parallel, parallel]))
+        op.attributes[AMX_EPILOGUE_OP_ATTR] = ir.UnitAttr.get()
+        block = op.regions[0].blocks.append(*elements, element)
+        _clone_body(epilogue, block, block.arguments[-1], list(block.arguments)[:-1])
+    ret.operands[0] = op.result
+    return copy
+
+
+def _add_epilogue(fn, epilogue: Epilogue, name: str):
+    """A copy of dispatch `fn` named `name` whose blocks go through the epilogue before they are written."""
+    if AMX_ATTR in fn.attributes:
+        return _add_amx_epilogue(fn, epilogue, name)
+    copy, extra_args, elements, element = _copy_with_extras(fn, epilogue, name)
     location = epilogue.generic.location
-    extra_args = [entry.add_argument(t, location) for t in extra_types]
     forall, insert = _block_insert(copy)
     (i0, j0), (bm, bn) = _slice_offsets(insert)
     acc = insert.operands[0]
@@ -306,7 +351,7 @@ def fuse(module_op) -> int:
     count = 0
     while True:
         dispatches = {ir.StringAttr(fn.attributes["sym_name"]).value: fn for fn in functions(module_op)
-                      if DISPATCH_ATTR in fn.attributes}
+                      if DISPATCH_ATTR in fn.attributes or AMX_ATTR in fn.attributes}
         found = None
         for op in walk(module_op):
             if op.operation.name == "func.call":

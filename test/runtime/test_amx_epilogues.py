@@ -1,0 +1,79 @@
+"""Epilogues of matmuls that run on AMX (matmul_precision="bf16"): the bias, ReLU, residual, scalar and
+cube consumers of test/passes/ftuner-lower-cpu-epilogues.mlir run on each row strip of C inside the
+AMX code (codegen/amx_epilogue.py; the fused IR is FileChecked by ftuner-lower-cpu-amx-epilogues.mlir).
+Against float64 of the bf16-rounded operands, on poisoned outputs, over sizes that leave partial row
+strips, partial 16-column steps, one row and one column. Without AMX the option changes nothing and
+the same checks hold against the fp32 operands."""
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import ftuner_mlir
+from ftuner_mlir.hardware.cpu import detect_host
+
+from .helpers import assert_matches, poisoned, random
+
+HAS_AMX = detect_host().bf16_engine == "amx"
+SOURCE = (Path(__file__).parents[1] / "passes" / "ftuner-lower-cpu-epilogues.mlir").read_text()
+
+
+def wide(x):
+    """What the matmul multiplies: x rounded to bf16 where AMX runs it, in float64."""
+    return (x.astype(ml_dtypes.bfloat16) if HAS_AMX else x).astype(np.float64)
+
+
+@pytest.fixture(scope="module")
+def exe():
+    return ftuner_mlir.compile(SOURCE, matmul_precision="bf16")
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 1, 1), (5, 7, 3), (97, 33, 129), (130, 16, 64), (131, 17, 5),
+                                     (300, 257, 64), (613, 531, 40)])
+def test_bias_relu(exe, rng, m, n, k):
+    a, b, bias = random(rng, (m, k)), random(rng, (k, n)), random(rng, (n,))
+    out = exe["linear_relu"](a, b, bias, out=poisoned((m, n)))
+    ref = np.maximum(wide(a) @ wide(b) + bias, 0.0)
+    assert_matches(out, ref, np.abs(wide(a)) @ np.abs(wide(b)) + np.abs(bias))
+    assert 0 < np.count_nonzero(out == 0) < out.size or m * n < 8     # ReLU clipped some, kept some
+
+
+@pytest.mark.parametrize("t", [1, 2, 7, 33, 150])
+def test_bias_then_residual(exe, rng, t):
+    """Two consumers fused one after the other (the residual collapsed as the rows were expanded)."""
+    x, w, bias, res = random(rng, (4, t, 64)), random(rng, (64, 48)), random(rng, (48,)), random(rng, (4, t, 48))
+    out = exe["linear_residual"](x, w, bias, res, out=poisoned((4, t, 48)))
+    ref = wide(x) @ wide(w) + bias + res
+    assert_matches(out, ref, np.abs(wide(x)) @ np.abs(wide(w)) + np.abs(bias) + np.abs(res))
+
+
+def test_scalar_operand_and_no_operand(exe, rng):
+    for m, n, k in [(1, 1, 1), (37, 45, 29), (130, 17, 64), (257, 33, 97)]:
+        a, b, scale = random(rng, (m, k)), random(rng, (k, n)), np.float32(rng.uniform(0.5, 2.0))
+        product, magnitude = wide(a) @ wide(b), np.abs(wide(a)) @ np.abs(wide(b))
+        assert_matches(exe["scaled"](a, b, np.array(scale), out=poisoned((m, n))), product * scale, magnitude * scale)
+        assert_matches(exe["cubed"](a, b, out=poisoned((m, n))), product ** 3, magnitude ** 3)
+
+
+def test_unfused_consumers_still_compute(exe, rng):
+    """A result also returned, an f64 operand (no AMX vector form) and x^17 stay apart, and are right."""
+    a, b = random(rng, (37, 29)), random(rng, (29, 45))
+    mm, sq = exe["two_readers"](a, b, out=(poisoned((37, 45)), poisoned((37, 45))))
+    ref, scale = wide(a) @ wide(b), np.abs(wide(a)) @ np.abs(wide(b))
+    assert_matches(mm, ref, scale)
+    assert_matches(sq, ref * ref, scale * scale)
+    a, b, bias = random(rng, (45, 23)), random(rng, (23, 70)), rng.standard_normal(70)
+    out = exe["linear_f64_bias"](a, b, bias, out=poisoned((45, 70)))
+    assert_matches(out, wide(a) @ wide(b) + bias.astype(np.float32), np.abs(wide(a)) @ np.abs(wide(b)) + np.abs(bias))
+    a, b = 0.2 * random(rng, (29, 31)), random(rng, (31, 19))
+    out = exe["power_17"](a, b, out=poisoned((29, 19)))
+    assert_matches(out, (wide(a) @ wide(b)) ** 17, (np.abs(wide(a)) @ np.abs(wide(b))) ** 17)
+
+
+def test_fresh_shapes(exe, rng):
+    for _ in range(4):
+        m, n, k = (int(v) for v in rng.integers(1, 300, size=3))
+        a, b, bias = random(rng, (m, k)), random(rng, (k, n)), random(rng, (n,))
+        out = exe["linear_relu"](a, b, bias, out=poisoned((m, n)))
+        assert_matches(out, np.maximum(wide(a) @ wide(b) + bias, 0.0), np.abs(wide(a)) @ np.abs(wide(b)) + np.abs(bias))

@@ -18,8 +18,8 @@ from __future__ import annotations
 from mlir import ir
 
 from ..ir.match import iterator_kinds
-from ..ir.walk import defining_op, functions, walk
-from .dispatch_calls import DISPATCH_ATTR
+from ..ir.walk import defining_op, walk
+from .dispatch_calls import dispatch_functions
 
 # ops cheap enough to repeat per consumer (no transcendental math: an exp twice is not cheaper than a load)
 _CHEAP = {"arith.extf", "arith.truncf", "arith.addf", "arith.subf", "arith.mulf", "arith.negf", "arith.sitofp",
@@ -83,8 +83,7 @@ def _input_uses(value) -> list | None:
 
 
 def recompute_cheap_producers(module_op) -> None:
-    dispatches = {ir.StringAttr(fn.attributes["sym_name"]).value for fn in functions(module_op)
-                  if DISPATCH_ATTR in fn.attributes}
+    dispatches = set(dispatch_functions(module_op))
     for op in [op for op in walk(module_op) if _cheap(op)]:
         if _reads_matmul(op, dispatches):
             continue

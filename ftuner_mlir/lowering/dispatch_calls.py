@@ -15,9 +15,17 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ..ir.walk import defining_op, walk
+from ..ir.codecs import AMX_ATTR
+from ..ir.walk import defining_op, functions, walk
 
 DISPATCH_ATTR = "ftuner.dispatch"
+
+
+def dispatch_functions(module_op) -> dict:
+    """name -> function, of every matmul dispatch an epilogue can join: the vector dispatches and, on
+    tensors, the AMX placeholders (codegen/amx_matmul.py)."""
+    return {ir.StringAttr(fn.attributes["sym_name"]).value: fn for fn in functions(module_op)
+            if DISPATCH_ATTR in fn.attributes or AMX_ATTR in fn.attributes}
 
 
 def _known_strides_type(t: ir.MemRefType, roots: list[ir.MemRefType]) -> ir.MemRefType:

@@ -24,9 +24,9 @@ from mlir.dialects import arith, func, linalg
 from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR
 from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
 from ..ir.match import affine_maps, iterator_kinds, reads_output
-from ..ir.walk import defining_op, functions, walk
+from ..ir.walk import defining_op, walk
 from .cpu import apply_script, transform_script
-from .dispatch_calls import DISPATCH_ATTR
+from .dispatch_calls import dispatch_functions
 from .merge_functions import merge_identical_functions
 
 COLUMN, FULL, SCALAR = "column", "full", "scalar"
@@ -350,8 +350,7 @@ def fuse(module_op) -> int:
     consumer in as an epilogue (repeatedly: a fused call may feed another)."""
     count = 0
     while True:
-        dispatches = {ir.StringAttr(fn.attributes["sym_name"]).value: fn for fn in functions(module_op)
-                      if DISPATCH_ATTR in fn.attributes or AMX_ATTR in fn.attributes}
+        dispatches = dispatch_functions(module_op)
         found = None
         for op in walk(module_op):
             if op.operation.name == "func.call":

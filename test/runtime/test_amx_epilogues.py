@@ -77,3 +77,15 @@ def test_fresh_shapes(exe, rng):
         a, b, bias = random(rng, (m, k)), random(rng, (k, n)), random(rng, (n,))
         out = exe["linear_relu"](a, b, bias, out=poisoned((m, n)))
         assert_matches(out, np.maximum(wide(a) @ wide(b) + bias, 0.0), np.abs(wide(a)) @ np.abs(wide(b)) + np.abs(bias))
+
+
+@pytest.mark.parametrize("t", [1, 3, 31, 150])
+def test_residual_read_by_two_consumers(exe, rng, t):
+    """The residual add joins the AMX dispatch (cheap_producers.py leaves it whole) and feeds a row max
+    and a square."""
+    x, w, bias, res = random(rng, (4, t, 64)), random(rng, (64, 48)), random(rng, (48,)), random(rng, (4, t, 48))
+    mx, sq = exe["residual_two_readers"](x, w, bias, res, out=(poisoned((4, t, 1)), poisoned((4, t, 48))))
+    ref = wide(x) @ wide(w) + bias + res
+    scale = np.abs(wide(x)) @ np.abs(wide(w)) + np.abs(bias) + np.abs(res)
+    assert_matches(mx, ref.max(axis=2, keepdims=True), scale.max(axis=2, keepdims=True))
+    assert_matches(sq, ref * ref, scale * scale)

@@ -46,8 +46,9 @@ class SelectUKernels(ModulePass):
         for op in list(walk(module_op)):
             read_transposed_operands(op)
         if self.matmul_precision == "bf16" and target.bf16_engine == "amx":
+            rounded = _RoundedOnce()
             for op in [op for op in walk(module_op) if op.results and (classify(op) or ("", ""))[1] == "f32"]:
-                retype_operands(op, classify(op)[0], _rounded_to_bf16)
+                retype_operands(op, classify(op)[0], lambda v, op=op: rounded(v, op.operation.block))
         for op, (family, dtype) in [(op, classify(op)) for op in walk(module_op) if classify(op)]:
             if dtype != "bf16" or not op.results or AMX_ATTR in op.attributes:
                 continue
@@ -82,6 +83,21 @@ def retype_operands(op, family: str, convert) -> None:
         product = family_matmul(a, b, op.operands[2], family)
     op.results[0].replace_all_uses_with(product)
     op.operation.erase()
+
+
+class _RoundedOnce:
+    """Each value rounded to bf16 once per block: the query, key and value projections read one layer
+    norm's output, rounded once, not three times (a pass over the activations each). Matmuls are
+    visited in order, so the first rounding in a block comes before the later readers there."""
+
+    def __init__(self):
+        self.done: dict = {}
+
+    def __call__(self, value: ir.Value, block) -> ir.Value:
+        key = (value, block)
+        if key not in self.done:
+            self.done[key] = _rounded_to_bf16(value)
+        return self.done[key]
 
 
 def _rounded_to_bf16(value: ir.Value) -> ir.Value:

@@ -26,19 +26,21 @@ _DYN_STRIDE = ir.ShapedType.get_dynamic_stride_or_offset()
 
 @dataclasses.dataclass
 class Stage:
-    """One fused consumer: its body (a block of scalar arith / math ops: the inputs, then C's value)
-    and which extra operand each input reads."""
+    """One fused consumer: its body (a block of scalar arith / math ops: the inputs, then its output)
+    and which extra operand each input reads (None: C's value, when it is not read as the output)."""
     block: ir.Block
-    inputs: list[int]
+    inputs: list[int | None]
 
 
 @dataclasses.dataclass
 class AmxEpilogue:
     """The consumers fused into AMX dispatch `owner` (whose row-strip functions carry its name), in
-    order; `kinds`: COLUMN, FULL or SCALAR per extra operand of the dispatch."""
+    order; `kinds`: COLUMN, FULL or SCALAR per extra operand of the dispatch. `narrow`: the last one
+    makes the result bf16, written to an output of its own (C is then fp32 scratch)."""
     owner: str
     kinds: list[str]
     stages: list[Stage]
+    narrow: bool = False
 
 
 def kind_of_rank(rank: int) -> str:
@@ -57,24 +59,27 @@ def _vector() -> ir.VectorType:
 
 
 def emit_strip(epilogue: AmxEpilogue, c: ir.Value, extras: list, lo: ir.Value, hi: ir.Value, j0: ir.Value,
-               bn: ir.Value) -> None:
-    """C rows [lo, hi), columns [j0, j0 + bn) through the epilogue in place."""
+               bn: ir.Value, out: ir.Value | None = None) -> None:
+    """C rows [lo, hi), columns [j0, j0 + bn) through the epilogue: in place, or with `out` (narrowing)
+    from C, the strip's scratch (its row lo and column j0 at [0, 0]), into `out`."""
     full = arith.MulIOp(arith.DivUIOp(bn, index(LANES)).result, index(LANES)).result
     rest = arith.SubIOp(bn, full).result
     mask = vector.CreateMaskOp(ir.VectorType.get([LANES], ir.IntegerType.get_signless(1)), [rest]).result
 
     def row(r, _):
         for_loop(index(0), full, index(LANES), [],
-                 lambda k, _: _step(epilogue, c, extras, r, arith.AddIOp(j0, k).result, None) or [])
-        _step(epilogue, c, extras, r, arith.AddIOp(j0, full).result, mask)    # nothing when rest is 0
+                 lambda k, _: _step(epilogue, c, extras, out, lo, r, j0, k, None) or [])
+        _step(epilogue, c, extras, out, lo, r, j0, full, mask)    # nothing when rest is 0
         return []
     for_loop(lo, hi, index(1), [], row)
 
 
-def _step(epilogue: AmxEpilogue, c, extras, r, col, mask) -> None:
-    """LANES columns of row r from `col` (under `mask`): read, every stage, written back."""
+def _step(epilogue: AmxEpilogue, c, extras, out, lo, r, j0, k, mask) -> None:
+    """LANES columns of row r from column j0 + k (under `mask`): read, every stage, written back."""
     zero = float_constant(ir.F32Type.get())
-    value = read_vector(_vector(), c, [r, col], zero, mask)
+    col = arith.AddIOp(j0, k).result
+    c_at = [arith.SubIOp(r, lo).result, k] if out is not None else [r, col]
+    value = read_vector(_vector(), c, c_at, zero, mask)
     loaded = {}
 
     def operand(x: int) -> ir.Value:
@@ -86,10 +91,10 @@ def _step(epilogue: AmxEpilogue, c, extras, r, col, mask) -> None:
                 loaded[x] = read_vector(_vector(), extras[x], [r, col] if kind == FULL else [col], zero, mask)
         return loaded[x]
     for stage in epilogue.stages:
-        value = vector_body(stage.block, [operand(x) for x in stage.inputs] + [value])
+        value = vector_body(stage.block, [value if x is None else operand(x) for x in stage.inputs] + [value])
     permutation = ir.AffineMapAttr.get(ir.AffineMap.get_minor_identity(2, 1))
-    vector.TransferWriteOp(None, value, c, [r, col], permutation, ir.ArrayAttr.get([ir.BoolAttr.get(True)]),
-                           mask=mask)
+    dest, at = (out, [r, col]) if out is not None else (c, c_at)
+    vector.TransferWriteOp(None, value, dest, at, permutation, ir.ArrayAttr.get([ir.BoolAttr.get(True)]), mask=mask)
 
 
 def vector_body(block: ir.Block, arguments: list[ir.Value]) -> ir.Value:

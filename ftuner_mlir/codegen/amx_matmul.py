@@ -229,7 +229,8 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
     body strips of the set's column tiles, one strip of each smaller power of two of full panels, then
     the edge panel (bn % 16 columns) through the scratch tiles. A's full K steps are read in place, its
     last partial step from the tail (row r - i0). With `epilogue`, each strip then goes through it
-    (its extra operands follow the index arguments)."""
+    (its extra operands follow the index arguments; a narrowing one's bf16 output after them, and C is
+    then the strip's fp32 scratch, from the strip's first row and column j0)."""
     tile_rows = min(rows, TILE_ROWS)
     row_tiles = max(1, rows // TILE_ROWS)
     a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
@@ -238,7 +239,10 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
     sizes = (aset.col_tiles,) + powers_of_two_below(aset.col_tiles)
     chunk = aset.k_chunk // K_STEP                  # K steps per chunk
 
+    narrow = epilogue is not None and epilogue.narrow
+
     def body(a, tail, panels, c, scratch, i0, lo, hi, j0, bn, kk, half, *extras):
+        extras, out = (extras[:-1], extras[-1]) if narrow else (extras, None)
         zero_i, one = index(0), index(1)
         full = arith.DivUIOp(kk, index(K_STEP)).result
         steps = arith.CeilDivUIOp(kk, index(K_STEP)).result
@@ -252,7 +256,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
             row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
             for_loop(zero_i, arith.MaxUIOp(steps, one).result, index(chunk), [], lambda s0, _: k_chunk(row_at, s0) or [])
             if epilogue is not None:            # the strip is final: through the epilogue while in L2
-                emit_strip(epilogue, c, list(extras), i, _add(i, index(rows)), j0, bn)
+                emit_strip(epilogue, c, list(extras), i, _add(i, index(rows)), j0, bn, out)
             return []
 
         def k_chunk(row_at, s0):
@@ -268,12 +272,17 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
 
         def kernel(row_at, p, count, edge, s0, s1, first, last):
             """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns),
-            over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`."""
-            col_at = [_add(j0, _mul(_add(p, index(q)) if q else p, N_TILE)) for q in range(count)]
+            over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`.
+            A narrowing epilogue's C is the strip's scratch: rows and columns from the strip's corner."""
+            col_at = [_mul(_add(p, index(q)) if q else p, N_TILE) for q in range(count)]
+            if narrow:
+                row_at_c = [index(TILE_ROWS * t) for t in range(len(row_at))]
+            else:
+                row_at_c, col_at = row_at, [_add(j0, col) for col in col_at]
 
             def load_c():
                 accs = []
-                for t, r in enumerate(row_at):
+                for t, r in enumerate(row_at_c):
                     for q, col in enumerate(col_at):
                         if edge is None:
                             accs.append(amx.tile_load(c_tile, c, [r, col]))
@@ -299,7 +308,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
                                                    for r in row_at], full),
                            lambda: accs)
             for n, acc in enumerate(accs):
-                r, col = row_at[n // count], col_at[n % count]
+                r, col = row_at_c[n // count], col_at[n % count]
                 if edge is None:
                     amx.tile_store(c, [r, col], acc)
                     continue
@@ -313,6 +322,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
     index_type = ir.IndexType.get()
     inputs = [operand_type(_bf16()), _rows_of_32(), _panel_view(), operand_type(f32), _scratch_type(aset)]
     extras = [extra_type(kind) for kind in epilogue.kinds] if epilogue else []
+    extras += [operand_type(_bf16())] if narrow else []
     fn = private_function(rows_name(rows, aset, zero, epilogue), inputs + [index_type] * 7 + extras, [],
                           {"ftuner.amx_rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
     fn.attributes["no_inline"] = ir.UnitAttr.get()       # one tile configuration per call: never merged
@@ -353,7 +363,8 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
     with ir.InsertionPoint(block), fn.location:
         a = memref.CastOp(operand_type(_bf16(), rank), a_arg).result
         b = memref.CastOp(_panel_view() if prepacked else operand_type(_bf16(), rank), b_arg).result
-        c = memref.CastOp(operand_type(_f32(), rank), c_arg).result
+        narrow = epilogue is not None and epilogue.narrow
+        c = memref.CastOp(operand_type(_bf16() if narrow else _f32(), rank), c_arg).result
         extras = [memref.CastOp(extra_type(kind), v).result for kind, v in zip(epilogue.kinds, extra_args)] \
             if epilogue else []
         zero, one = index(0), index(1)
@@ -379,6 +390,11 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
                                                                      alignment=aligned).result).result
             tail = memref.AllocOp(_rows_of_32(), [bm], [], alignment=aligned).result
             scratch = memref.AllocOp(_scratch_type(aset), [], [], alignment=aligned).result
+            c_strip = c                 # a narrowing epilogue: fp32 C tiles for one strip at a time
+            if narrow:
+                strip_type = ir.MemRefType.get([aset.mr, _DYN], _f32())
+                c_strip = memref.CastOp(operand_type(_f32()), memref.AllocOp(strip_type, [bn], [], alignment=aligned)
+                                        .result).result
             if not prepacked:
                 _call(pack_name(aset), [b, panels, j0, bn, k, half])
             full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
@@ -392,7 +408,8 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
                 some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has
                 with ir.InsertionPoint(some.then_block):
                     _call(rows_name(rows, aset, zero_init, epilogue),
-                          [a, tail, panels, c, scratch, i0, _add(i0, lo), _add(i0, hi), j0, bn, k, half] + extras)
+                          [a, tail, panels, c_strip, scratch, i0, _add(i0, lo), _add(i0, hi), j0, bn, k, half]
+                          + extras + ([c] if narrow else []))
                     scf.YieldOp([])
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/cpu.py)
         func.ReturnOp([])

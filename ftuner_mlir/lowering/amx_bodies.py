@@ -33,21 +33,33 @@ def _argument_of(value, block) -> int | None:
 
 def _epilogue(fn, emit):
     """The epilogue fused into placeholder `fn` (lowering/epilogues.py), read off its bufferized body:
-    each generic marked AMX_EPILOGUE_OP_ATTR, in order, updating C (argument 2) in place from the
-    extra arguments (3 on); None when it has none."""
+    each generic marked AMX_EPILOGUE_OP_ATTR, in order, reading the extra arguments (3 on) and the
+    product, and writing it in place or, the last one of a narrowing epilogue, into C (argument 2);
+    None when it has none."""
     block = fn.regions[0].blocks[0]
     kinds = [emit.kind_of_rank(ir.MemRefType(a.type).rank) for a in list(block.arguments)[3:]]
-    stages = []
+    stages, product = [], None
     for op in walk(fn):
         if AMX_EPILOGUE_OP_ATTR not in op.attributes:
             continue
         op = op.operation
-        inputs = [_argument_of(v, block) for v in list(op.operands)[:-1]]
-        if _argument_of(op.operands[-1], block) != 2 or any(i is None or i < 3 for i in inputs):
-            raise PassFailure(location_of(op), "an AMX epilogue must update C in place from the dispatch's "
-                                               "extra operands (bufferization copied one of them)")
-        stages.append(emit.Stage(op.regions[0].blocks[0], [i - 3 for i in inputs]))
-    return emit.AmxEpilogue(ir.StringAttr(fn.attributes["sym_name"]).value, kinds, stages) if stages else None
+        out = _argument_of(op.operands[-1], block)
+        if out is None:                  # writes the product in place: the epilogue of a narrowing one
+            product = product or op.operands[-1]
+        inputs = []
+        for v in list(op.operands)[:-1]:
+            at = _argument_of(v, block)
+            if at is None and (product is None or v == product):
+                product, at = v, 2           # the product: what the stage's C value is
+            inputs.append(None if at == 2 else at - 3 if at is not None and at >= 3 else -1)
+        if -1 in inputs or (out is not None and out != 2) or (out is None and op.operands[-1] != product):
+            raise PassFailure(location_of(op), "an AMX epilogue must read the product and the dispatch's extra "
+                                               "operands and write the product or C (bufferization copied one)")
+        stages.append(emit.Stage(op.regions[0].blocks[0], inputs))
+    if not stages:
+        return None
+    narrow = ir.MemRefType(block.arguments[2].type).element_type != ir.F32Type.get()
+    return emit.AmxEpilogue(ir.StringAttr(fn.attributes["sym_name"]).value, kinds, stages, narrow)
 
 
 def build_amx_bodies(module_op, emit) -> None:

@@ -19,9 +19,9 @@ import dataclasses
 import math
 
 from mlir import ir
-from mlir.dialects import arith, func, linalg
+from mlir.dialects import arith, func, linalg, tensor
 
-from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR
+from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, ZERO_INIT_ATTR
 from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
 from ..ir.match import affine_maps, iterator_kinds, reads_output
 from ..ir.walk import defining_op, walk
@@ -67,8 +67,10 @@ class Epilogue:
     groups: list | None          # the expand_shape's reassociation (None: the result is read as it is)
 
 
-def _single_user(value):
-    uses = list(value.uses)
+def _single_user(value, sizes_read: bool = False):
+    """The one user of `value` and the operand it is; with `sizes_read`, tensor.dim ops (which read only
+    its sizes, as C does: _rewrite_call_site points them there) do not count."""
+    uses = [u for u in value.uses if not (sizes_read and u.owner.name == "tensor.dim")]
     return (uses[0].owner, uses[0].operand_number) if len(uses) == 1 else (None, None)
 
 
@@ -120,7 +122,7 @@ def _match(call, dispatches: dict) -> Epilogue | None:
         return None
     value, chain, groups = call.results[0], [], None
     while True:
-        user, number = _single_user(value)
+        user, number = _single_user(value, sizes_read=not chain)
         if user is None:
             return None
         if user.name == "tensor.cast" or (user.name == "tensor.expand_shape" and groups is None
@@ -139,8 +141,10 @@ def _match(call, dispatches: dict) -> Epilogue | None:
         return None
     maps, loops = affine_maps(generic), len(iterator_kinds(generic))
     identity = ir.AffineMap.get_identity(loops)
-    out_type = ir.RankedTensorType(generic.results[0].type)
-    if maps[number] != identity or maps[-1] != identity or out_type != ir.RankedTensorType(value.type):
+    out_type, value_type = ir.RankedTensorType(generic.results[0].type), ir.RankedTensorType(value.type)
+    if maps[number] != identity or maps[-1] != identity or out_type.shape != value_type.shape:
+        return None
+    if out_type.element_type != value_type.element_type and not _narrows(fn, value_type, out_type):
         return None
     if reads_output(generic) or not _captured_ok(generic):
         return None
@@ -157,10 +161,18 @@ def _match(call, dispatches: dict) -> Epilogue | None:
     return Epilogue(call, chain, generic, number, operands, groups)
 
 
+def _narrows(fn, value_type, out_type) -> bool:
+    """A consumer that makes the fp32 result of an AMX dispatch bf16 (the rounding of the next matmul's
+    operand, after GELU or a bias) can be its epilogue: the dispatch then keeps fp32 C tiles of its own
+    and writes bf16 (it must start from zero: C no longer holds fp32 values to add to)."""
+    return (AMX_ATTR in fn.attributes and ZERO_INIT_ATTR in fn.attributes
+            and value_type.element_type == ir.F32Type.get() and out_type.element_type == ir.BF16Type.get())
+
+
 def _amx_vectorizable(generic) -> bool:
-    """An epilogue the AMX code runs as vector code (codegen/amx_epilogue.py): fp32 operands, a body of
-    arith and math ops that have vector forms."""
-    if any(ir.RankedTensorType(v.type).element_type != ir.F32Type.get() for v in generic.operands):
+    """An epilogue the AMX code runs as vector code (codegen/amx_epilogue.py): fp32 inputs, an fp32 or
+    bf16 result, a body of arith and math ops that have vector forms."""
+    if any(ir.RankedTensorType(v.type).element_type != ir.F32Type.get() for v in list(generic.operands)[:-1]):
         return False
     body = list(generic.regions[0].blocks[0].operations)[:-1]
     return all(op.operation.name.startswith(("arith.", "math.")) and len(op.results) == 1 for op in body)
@@ -247,21 +259,49 @@ _AMX_MAPS = {COLUMN: "(d0, d1) -> (d1)", FULL: "(d0, d1) -> (d0, d1)", SCALAR: "
 def _add_amx_epilogue(fn, epilogue: Epilogue, name: str):
     """A copy of AMX placeholder `fn` (codegen/amx_matmul.py: on tensors its body is the matmul itself)
     with the epilogue as a 2-D generic on the result, marked AMX_EPILOGUE_OP_ATTR: the body the AMX code
-    on buffers runs on each row strip once its reduction is done (lowering/amx_bodies.py)."""
+    on buffers runs on each row strip once its reduction is done (lowering/amx_bodies.py). An epilogue
+    with a bf16 result (_narrows) makes C, the argument and the result, bf16: the product is then an
+    fp32 temporary that the epilogue reads."""
     copy, extra_args, elements, element = _copy_with_extras(fn, epilogue, name)
-    ret = list(copy.regions[0].blocks[0].operations)[-1]
+    out_element = ir.RankedTensorType(epilogue.generic.results[0].type).element_type
+    entry = copy.regions[0].blocks[0]
+    ret = list(entry.operations)[-1]
     result = ret.operands[0]
+    c = entry.arguments[2]
+    inputs, maps = list(extra_args), [_AMX_MAPS[kind] for _, kind in epilogue.operands]
+    if out_element != element:
+        _product_apart(copy, c, out_element)
+        inputs.append(result)
+        maps.append(_AMX_MAPS[FULL])
     with ir.InsertionPoint(ret), epilogue.generic.location:
-        maps = [ir.Attribute.parse(f"affine_map<{_AMX_MAPS[kind]}>") for _, kind in epilogue.operands]
         parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-        op = linalg.GenericOp([result.type], extra_args, [result],
-                              ir.ArrayAttr.get(maps + [ir.Attribute.parse(f"affine_map<{_AMX_MAPS[FULL]}>")]),
+        affine = [ir.Attribute.parse(f"affine_map<{m}>") for m in maps + [_AMX_MAPS[FULL]]]
+        op = linalg.GenericOp([c.type], inputs, [result if out_element == element else c], ir.ArrayAttr.get(affine),
                               ir.ArrayAttr.get([parallel, parallel]))
         op.attributes[AMX_EPILOGUE_OP_ATTR] = ir.UnitAttr.get()
-        block = op.regions[0].blocks.append(*elements, element)
-        _clone_body(epilogue, block, block.arguments[-1], list(block.arguments)[:-1])
+        types = elements + ([element] if out_element != element else []) + [out_element]
+        block = op.regions[0].blocks.append(*types)
+        acc = block.arguments[len(extra_args)] if out_element != element else block.arguments[-1]
+        _clone_body(epilogue, block, acc, list(block.arguments)[:len(extra_args)])
     ret.operands[0] = op.result
     return copy
+
+
+def _product_apart(copy, c, element: ir.Type) -> None:
+    """Placeholder `copy` computes its product into a new fp32 tensor of C's shape instead of C, and C
+    (argument and result) becomes of type `element`."""
+    entry = copy.regions[0].blocks[0]
+    with ir.InsertionPoint.at_block_begin(entry), copy.location:
+        sizes = [tensor.DimOp(c, index(d)).result for d in range(2)]
+        product = tensor.EmptyOp(sizes, ir.RankedTensorType(c.type).element_type).result
+    for use in [u for u in c.uses if u.owner.name != "tensor.dim"]:
+        use.owner.operands[use.operand_number] = product
+    narrow = ir.RankedTensorType.get(ir.RankedTensorType(c.type).shape, element)
+    c.set_type(narrow)
+    fn_type = ir.FunctionType(ir.TypeAttr(copy.attributes["function_type"]).value)
+    inputs = list(fn_type.inputs)
+    inputs[2] = narrow
+    copy.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [narrow]))
 
 
 def _add_epilogue(fn, epilogue: Epilogue, name: str):
@@ -320,19 +360,36 @@ def _extra_operand(value, kind: str, groups) -> ir.Value:
     return cast(value, _extra_type(kind, t.element_type))
 
 
+def _with_element(t: ir.Type, element: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
+
+
+def _remade(op, value: ir.Value) -> ir.Value:
+    """View `op` (tensor.cast, tensor.expand_shape) applied to `value` instead, whose element type may
+    differ from what `op` read."""
+    result = _with_element(op.results[0].type, ir.RankedTensorType(value.type).element_type)
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    return ir.Operation.create(op.name, results=[result], operands=[value] + list(op.operands)[1:],
+                               attributes=attributes).results[0]
+
+
 def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
     """The copy called where the consumer was; the result's casts and expand re-made after it."""
     generic, call = epilogue.generic, epilogue.call
+    element = ir.RankedTensorType(generic.results[0].type).element_type
     with ir.InsertionPoint(generic), generic.location:
         extras = [_extra_operand(v, kind, epilogue.groups) for v, kind in epilogue.operands]
-        new = func.CallOp([call.results[0].type], ir.FlatSymbolRefAttr.get(name), list(call.operands) + extras)
-        value = new.result
+        operands, result = list(call.operands), _with_element(call.results[0].type, element)
+        if result != call.results[0].type:             # a narrowing epilogue: C of its element type
+            sizes = [tensor.DimOp(operands[2], index(d)).result for d in range(2)]
+            operands[2] = tensor.EmptyOp(sizes, element).result
+        new = func.CallOp([result], ir.FlatSymbolRefAttr.get(name), operands + extras)
+        values = [new.result]
         for op in epilogue.chain:
-            copy = op.clone()
-            copy.operands[0] = value
-            value = copy.results[0]
-    generic.results[0].replace_all_uses_with(value)
+            values.append(_remade(op, values[-1]))
+    generic.results[0].replace_all_uses_with(values[-1])
     generic.erase()
+    call.results[0].replace_all_uses_with(call.operands[2])     # tensor.dim ops: C has the result's sizes
     for op in reversed(epilogue.chain):
         op.erase()
     call.erase()

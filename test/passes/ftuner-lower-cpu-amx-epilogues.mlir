@@ -1,4 +1,6 @@
-// RUN: ftuner-opt %s --target=intel-spr --ftuner-select-ukernels=matmul-precision=bf16 --ftuner-tile --ftuner-lower-cpu --mlir-print-ir-after-all -o /dev/null 2>&1 | FileCheck %s
+// RUN: ftuner-opt %s --target=intel-spr --ftuner-select-ukernels=matmul-precision=bf16 --ftuner-tile --ftuner-lower-cpu --mlir-print-ir-after-all -o /dev/null 2> %t
+// RUN: FileCheck %s < %t
+// RUN: FileCheck %s --check-prefix=FFN < %t
 
 // An fp32 linear layer whose matmul runs on AMX in bf16 (matmul_precision=bf16), followed by its bias,
 // a scale and a ReLU read through the expand_shape that splits the rows into (batch, T): the consumer
@@ -34,6 +36,34 @@ func.func @ffn_in(%x: tensor<4x?x64xf32>, %w: tensor<256x64xf32>, %bias: tensor<
   return %r : tensor<4x?x256xf32>
 }
 
+// Two chained linear layers: the first one's bias and ReLU are its epilogue, and so is the rounding of
+// its result to bf16 for the second matmul (a narrowing epilogue): that dispatch writes bf16 C, its
+// fp32 C tiles kept in a scratch strip of its own; no rounding pass over the hidden activations is left.
+#id2 = affine_map<(i, j) -> (i, j)>
+#col2 = affine_map<(i, j) -> (j)>
+func.func @ffn(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor<?xf32>, %w2: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %h = tensor.dim %w1, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %w2, %c1 : tensor<?x?xf32>
+  %e1 = tensor.empty(%m, %h) : tensor<?x?xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm1 = linalg.matmul ins(%x, %w1 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%i1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %a1 = linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm1, %b1 : tensor<?x?xf32>, tensor<?xf32>) outs(%e1 : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %v = arith.maximumf %s, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  %e2 = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %y = linalg.matmul ins(%a1, %w2 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%i2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
 // CHECK:       func.func @ffn_in(
 // CHECK:         call @[[$COPY:ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z_ep[0-9]+]]({{.*}}) : (tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
@@ -65,3 +95,28 @@ func.func @ffn_in(%x: tensor<4x?x64xf32>, %w: tensor<256x64xf32>, %bias: tensor<
 // CHECK:           arith.maximumf
 // CHECK:           vector.transfer_write %{{.*}}, %[[CBUF]][%[[ROW]], %{{.*}}], %[[MASK]] {in_bounds = [true]}
 // CHECK:         return
+
+// FFN-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// FFN:       func.func @ffn(
+// FFN:         %[[H:.+]] = call @[[$NARROW:ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z_ep[0-9_ep]+]]({{.*}}) : (tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?xf32>) -> tensor<?x?xbf16>
+// FFN:         call @ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z(%[[H]],
+// FFN:       func.func private @[[$NARROW]](%{{.*}}: tensor<?x?xbf16>, %{{.*}}: tensor<?x?xbf16>, %[[C:.+]]: tensor<?x?xbf16>, %{{.*}}: tensor<?xf32>) -> tensor<?x?xbf16>
+// FFN:         %[[P:.+]] = tensor.empty({{.*}}) : tensor<?x?xf32>
+// FFN:         linalg.fill {{.*}} outs(%[[P]] : tensor<?x?xf32>)
+// FFN:         linalg.matmul
+// FFN:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>) attrs =  {ftuner.amx_epilogue_op}
+// FFN:           arith.maximumf
+// FFN:         linalg.generic {{.*}} ins(%{{.*}} : tensor<?x?xf32>) outs(%[[C]] : tensor<?x?xbf16>) attrs =  {ftuner.amx_epilogue_op}
+// FFN:           arith.trunci
+// FFN-LABEL: IR Dump After ftuner-lower-cpu:build_amx_bodies
+// FFN:       func.func private @[[$NARROW]](
+// FFN:         scf.forall
+// FFN:           %[[STRIP:.+]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<32x?xf32>
+// FFN:           %[[SCRATCH_C:.+]] = memref.cast %[[STRIP]]
+// FFN:           call @[[ROWS:ftuner_amx_rows_32_n32_kc256_z_of_[a-z0-9_]+]](%{{.*}}, %{{.*}}, %{{.*}}, %[[SCRATCH_C]], {{.*}}) {no_inline} : ({{.*}}, memref<?xf32, strided<[1], offset: ?>>, memref<?x?xbf16, strided<[?, 1], offset: ?>>) -> ()
+// FFN:       func.func private @[[ROWS]](
+// FFN:         amx.tile_store
+// FFN:         vector.transfer_read %{{.*}} : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<16xf32>
+// FFN:         arith.maximumf {{.*}} : vector<16xf32>
+// FFN:         arith.trunci {{.*}} : vector<16xi32> to vector<16xi16>
+// FFN:         vector.transfer_write %{{.*}} : vector<16xbf16>, memref<?x?xbf16, strided<[?, 1], offset: ?>>

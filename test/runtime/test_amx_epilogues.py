@@ -89,3 +89,32 @@ def test_residual_read_by_two_consumers(exe, rng, t):
     scale = np.abs(wide(x)) @ np.abs(wide(w)) + np.abs(bias) + np.abs(res)
     assert_matches(mx, ref.max(axis=2, keepdims=True), scale.max(axis=2, keepdims=True))
     assert_matches(sq, ref * ref, scale * scale)
+
+
+AMX_SOURCE = (Path(__file__).parents[1] / "passes" / "ftuner-lower-cpu-amx-epilogues.mlir").read_text()
+
+
+@pytest.fixture(scope="module")
+def chained():
+    return ftuner_mlir.compile(AMX_SOURCE, matmul_precision="bf16")
+
+
+@pytest.mark.parametrize("m, k, h, n", [(1, 1, 1, 1), (5, 7, 9, 3), (33, 31, 17, 2), (97, 33, 129, 17),
+                                        (300, 64, 257, 48), (64, 768, 3072, 768)])
+def test_rounding_for_the_next_matmul_is_an_epilogue(chained, rng, m, k, h, n):
+    """relu(x W1 + b1) W2: the first dispatch writes its result in bf16 (the second one's operand), its
+    fp32 C tiles in a strip of scratch. Bound: one bf16 rounding step of the hidden activations (a tie
+    may round the other way after fp32 accumulation in another order) times |W2|."""
+    x, w1, b1, w2 = random(rng, (m, k)), random(rng, (k, h)), random(rng, (h,)), random(rng, (h, n))
+    out = chained["ffn"](x, w1, b1, w2, out=poisoned((m, n)))
+    hidden = np.maximum(wide(x) @ wide(w1) + b1, 0.0).astype(np.float32)
+    assert_matches(out, wide(hidden) @ wide(w2), np.abs(wide(hidden)) @ np.abs(wide(w2)), rtol=2.0 ** -8)
+    assert np.count_nonzero(hidden == 0) > 0 or m * h < 8          # the ReLU clipped some
+
+
+def test_bias_scale_relu_of_the_lit_test(chained, rng):
+    for t in (1, 5, 64):
+        x, w, bias = random(rng, (4, t, 64)), random(rng, (256, 64)), random(rng, (256,))
+        out = chained["ffn_in"](x, w, bias, out=poisoned((4, t, 256)))
+        ref = np.maximum((wide(x) @ wide(w).T + bias) * 0.5, 0.0)
+        assert_matches(out, ref, np.abs(wide(x)) @ np.abs(wide(w)).T + np.abs(bias))

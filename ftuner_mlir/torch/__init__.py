@@ -24,6 +24,7 @@ import torch  # noqa: E402
 from .. import compiler  # noqa: E402
 from ..backends.child_process import terminate_cleanly  # noqa: E402
 from . import exporting  # noqa: E402
+from .bf16_models import fp32_twin, is_bf16_model, widened  # noqa: E402
 from .exporting import PinnedDims, UnsupportedModel  # noqa: E402
 from .fingerprint import fingerprint  # noqa: E402
 from .function import CompiledModule  # noqa: E402
@@ -37,10 +38,14 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
     """Export `module` (eval mode, no gradients) with torch.export's `dynamic_shapes`, compile it once.
     `options` are ftuner_mlir.compile's (num_threads, opt_level, cache, timeout_s, ...), checked before
     anything runs. `on_weight_change`: what a call does when a parameter or buffer changed in place
-    since ("raise", "recompile" or "ignore"; weights.py)."""
+    since ("raise", "recompile" or "ignore"; weights.py). A model cast to bf16 is compiled as its fp32
+    twin with matmul_precision="bf16" (bf16_models.py): it takes and returns bf16 tensors."""
     if not isinstance(example_args, tuple):
         example_args = (example_args,)
     check_policy(on_weight_change)
+    bf16 = is_bf16_model(module, example_args, example_kwargs)
+    if bf16:
+        options.setdefault("matmul_precision", "bf16")
     compiler.check_options(target, **options)
     watch = WeightWatch(module_tensors(module)) if on_weight_change != "ignore" else None
 
@@ -50,8 +55,11 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
 
     started = time.perf_counter()
     timings = {"import_s": 0.0}
+    traced = fp32_twin(module) if bf16 else module
+    if bf16:
+        example_args, example_kwargs = widened((example_args, example_kwargs))
     with terminate_cleanly():
-        program = exporting.export(module, example_args, example_kwargs, dynamic_shapes)
+        program = exporting.export(traced, example_args, example_kwargs, dynamic_shapes)
         timings["export_s"] = time.perf_counter() - started
         key = fingerprint(program)
         timings["key_s"] = time.perf_counter() - started - timings["export_s"]
@@ -69,7 +77,7 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
     exporting.check_example(executable["main"], example_args, example_kwargs)
     exporting.check_range_ends(executable["main"], program, example_args, example_kwargs)
     return CompiledModule(executable, program, ranges, timings.pop("mlir_bytes", None), timings,
-                          watch=watch, on_weight_change=on_weight_change, again=again)
+                          watch=watch, on_weight_change=on_weight_change, again=again, bf16=bf16)
 
 
 from . import dynamo  # noqa: E402,F401  registers backend="ftuner" with torch.compile

@@ -135,14 +135,16 @@ HALF_PRECISION = (torch.bfloat16, torch.float16)
 
 def _refuse_half_precision(module: torch.nn.Module, args: tuple, kwargs: dict | None) -> None:
     """A model cast to bf16 or fp16 computes its softmax, norms and activations in that type, which the
-    CPU pipeline has no code for yet: refused here, naming a tensor, instead of failing inside LLVM."""
+    CPU pipeline has no code for: refused here, naming a tensor, instead of failing inside LLVM
+    (ftuner_mlir.torch.compile hands this function a bf16 model's fp32 twin: bf16_models.py)."""
     named = list(module.named_parameters()) + list(module.named_buffers())
     named += [(f"input #{i}", a) for i, a in enumerate(args)] + [(f"input {k!r}", v) for k, v in (kwargs or {}).items()]
     for name, value in named:
         if isinstance(value, torch.Tensor) and value.dtype in HALF_PRECISION:
             raise UnsupportedModel(
-                f"{name} is {value.dtype}: models in bf16 or fp16 are not compiled yet. Compile the fp32 model "
-                f"with matmul_precision='bf16' to run its matmuls in bf16 on AMX (softmax, norms and the "
+                f"{name} is {value.dtype}: this route does not compile models in bf16 or fp16 yet. "
+                f"ftuner_mlir.torch.compile takes a bf16 model, or compile the fp32 model with "
+                f"matmul_precision='bf16' to run its matmuls in bf16 on AMX (softmax, norms and the "
                 f"residual stream stay fp32, as torch.autocast does)")
 
 

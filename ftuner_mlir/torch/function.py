@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from torch.utils import _pytree as pytree
 
+from .bf16_models import widened
 from .exporting import DimRange, user_input_nodes
 
 
@@ -20,7 +21,7 @@ class CompiledModule:
     """`compiled(*args, **kwargs)` like the module; one compilation serves every shape in the ranges."""
 
     def __init__(self, executable, program, ranges: list[DimRange], source_bytes: int | None, timings: dict,
-                 watch=None, on_weight_change: str = "ignore", again=None):
+                 watch=None, on_weight_change: str = "ignore", again=None, bf16: bool = False):
         self.executable = executable
         self.function = executable["main"]
         self.ranges = ranges
@@ -30,6 +31,7 @@ class CompiledModule:
         self._on_weight_change = on_weight_change
         self._again = again                    # () -> a CompiledModule from the current weights
         self._recompiling = threading.Lock()
+        self._bf16 = bf16                      # a bf16 model's fp32 twin: bf16 in and out (bf16_models.py)
         self._in_spec = program.call_spec.in_spec
         self._out_spec = program.call_spec.out_spec
         example = pytree.tree_unflatten([_leaf(n) for n in user_input_nodes(program)], self._in_spec)
@@ -38,6 +40,8 @@ class CompiledModule:
     def __call__(self, *args, **kwargs):
         if self._watch is not None:
             self._check_weights()
+        if self._bf16:
+            args, kwargs = widened((args, kwargs))
         leaves, spec = pytree.tree_flatten((args, kwargs))
         if spec != self._in_spec:
             raise ValueError(f"the compiled module was exported with inputs structured as {self._in_spec}, "
@@ -51,7 +55,11 @@ class CompiledModule:
         arrays = [_as_array(t, i) for i, t in enumerate(tensors)]
         results = self.function(*arrays)
         results = results if isinstance(results, tuple) else (results,)
-        return pytree.tree_unflatten([torch.from_numpy(r) for r in results], self._out_spec)
+        return pytree.tree_unflatten([self._result(r) for r in results], self._out_spec)
+
+    def _result(self, array: np.ndarray) -> torch.Tensor:
+        out = torch.from_numpy(array)
+        return out.to(torch.bfloat16) if self._bf16 and out.is_floating_point() else out
 
     def _check_weights(self) -> None:
         if not self._watch.stale(self._on_weight_change, "the module"):

@@ -35,9 +35,3 @@ def test_bf16_matmuls_within_autocast_error(kind, rng):
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 autocast = relative_error(model(x).float(), want)
             assert 1e-5 < error < 2 * max(autocast, 1e-3), f"T={t}: {error:.2e} vs autocast {autocast:.2e}"
-
-
-def test_a_model_cast_to_bf16_is_refused_with_the_way_out():
-    model = tiny("bert").to(torch.bfloat16)
-    with pytest.raises(ftorch.UnsupportedModel, match=r"torch.bfloat16: models in bf16 .* matmul_precision='bf16'"):
-        ftorch.compile(model, (ids(np.random.default_rng(0), 2, 8),))

@@ -6,11 +6,12 @@ import dataclasses
 import ml_dtypes
 from mlir import ir
 
-from ..ir.build import family_matmul, narrow_to_bf16, widen
+from ..ir.build import family_matmul, widen
 from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_to_attr, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
 from ..ir.resources import blob_constant, constant_array
 from ..ir.walk import defining_op, walk
+from ..lowering.early_rounding import rounded_at_source
 from ..tuning.db import chosen_tile
 from ..ukernel.amx_space import select_amx
 from ..ukernel.gpu_space import select_gpu
@@ -101,10 +102,11 @@ class _RoundedOnce:
 
 
 def _rounded_to_bf16(value: ir.Value) -> ir.Value:
-    """`value` rounded to bf16, to nearest even: a constant (a weight) once, here, the others on every call."""
+    """`value` rounded to bf16, to nearest even: a constant (a weight) once, here, the others on every call,
+    where they are made (lowering/early_rounding.py)."""
     array = constant_array(value)
     if array is None:
-        return narrow_to_bf16(value)
+        return rounded_at_source(value)
     return blob_constant(array.astype(ml_dtypes.bfloat16), "bf16_weight", ir.BF16Type.get())
 
 

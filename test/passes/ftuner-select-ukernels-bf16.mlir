@@ -29,3 +29,33 @@ func.func @qkv(%x: tensor<?x64xf32>, %wq: tensor<64x32xf32>, %wk: tensor<64x32xf
 // CHECK:         linalg.matmul {{.*}}ftuner.amx_ukernels = {{.*}} ins(%[[X]], %[[WV]] : tensor<?x64xbf16>, tensor<64x32xbf16>)
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
+
+// Attention's context: a batch matmul's result reaches the output projection through views and the
+// head transpose. It is rounded where it is made, right after the batch matmul, and the transpose
+// moves bf16 (rounding commutes with moving data).
+func.func @context(%p: tensor<8x?x?xf32>, %v: tensor<8x?x16xf32>, %w: tensor<32x32xf32>) -> tensor<?x32xf32> {
+  %c1 = arith.constant 1 : index
+  %t = tensor.dim %p, %c1 : tensor<8x?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%t) : tensor<8x?x16xf32>
+  %i = linalg.fill ins(%zero : f32) outs(%e : tensor<8x?x16xf32>) -> tensor<8x?x16xf32>
+  %ctx = linalg.batch_matmul ins(%p, %v : tensor<8x?x?xf32>, tensor<8x?x16xf32>) outs(%i : tensor<8x?x16xf32>) -> tensor<8x?x16xf32>
+  %heads = tensor.expand_shape %ctx [[0, 1], [2], [3]] output_shape [4, 2, %t, 16] : tensor<8x?x16xf32> into tensor<4x2x?x16xf32>
+  %et = tensor.empty(%t) : tensor<4x?x2x16xf32>
+  %moved = linalg.transpose ins(%heads : tensor<4x2x?x16xf32>) outs(%et : tensor<4x?x2x16xf32>) permutation = [0, 2, 1, 3]
+  %rows = tensor.collapse_shape %moved [[0, 1], [2, 3]] : tensor<4x?x2x16xf32> into tensor<?x32xf32>
+  %m = tensor.dim %rows, %c1 : tensor<?x32xf32>
+  %eo = tensor.empty(%m) : tensor<?x32xf32>
+  %io = linalg.fill ins(%zero : f32) outs(%eo : tensor<?x32xf32>) -> tensor<?x32xf32>
+  %out = linalg.matmul ins(%rows, %w : tensor<?x32xf32>, tensor<32x32xf32>) outs(%io : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %out : tensor<?x32xf32>
+}
+
+// CHECK-LABEL: func.func @context(
+// CHECK:         %[[CTX:.+]] = linalg.batch_matmul {{.*}}ftuner.amx_ukernels
+// CHECK:         %[[E:.+]] = tensor.empty({{.*}}) : tensor<8x?x16xbf16>
+// CHECK-NEXT:    %[[R:.+]] = linalg.generic {{.*}} ins(%[[CTX]] : tensor<8x?x16xf32>) outs(%[[E]] : tensor<8x?x16xbf16>)
+// CHECK:         %[[H:.+]] = tensor.expand_shape %[[R]] {{.*}} : tensor<8x?x16xbf16> into tensor<4x2x?x16xbf16>
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%[[H]] : tensor<4x2x?x16xbf16>) outs(%{{.*}} : tensor<4x?x2x16xbf16>) permutation = [0, 2, 1, 3]
+// CHECK:         %[[ROWS:.+]] = tensor.collapse_shape %[[T]] {{.*}} : tensor<4x?x2x16xbf16> into tensor<?x32xbf16>
+// CHECK:         linalg.matmul {{.*}}ftuner.amx_ukernels = {{.*}} ins(%[[ROWS]], %{{.*}} : tensor<?x32xbf16>, tensor<32x32xbf16>)

@@ -1,0 +1,72 @@
+"""A matmul operand rounded to bf16 where it is made, not where the matmul reads it.
+
+matmul_precision="bf16" rounds each fp32 activation a matmul reads. Attention's operands reach their
+batch matmuls through views and transposes (softmax's probabilities through a reshape; the context
+through expand, reshape, the head transpose, reshape and collapse): rounded at the matmul, each is a
+pass of its own over fp32 data, and every transpose before it moves fp32 (8 bytes an element). Rounding
+commutes with moving data, so the rounding goes up the chain to the op that computes the value, and the
+views and transposes are made again on bf16: a rounding right after an elementwise producer (softmax's
+division) is then fused into it by the elementwise fusion that follows, and the transposes move 4 bytes
+an element. Only a chain whose every value has one reader moves (otherwise the fp32 chain stays for
+the others and nothing is saved).
+"""
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import linalg, tensor
+
+from ..ir.build import DYNAMIC, index, narrow_to_bf16
+from ..ir.walk import defining_op
+
+_VIEWS = ("tensor.reshape", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+_MOVES = _VIEWS + ("linalg.transpose",)
+
+
+def _readers(value: ir.Value) -> int:
+    """Uses of `value` other than tensor.dim (sizes fold to the source's: the fp32 chain still dies)."""
+    return sum(use.owner.name != "tensor.dim" for use in value.uses)
+
+
+def _chain(value: ir.Value) -> list:
+    """The views and transposes `value` is made by, outermost first, down to the first value read by
+    more than its view or made by anything else."""
+    chain = []
+    while (op := defining_op(value)) is not None and op.name in _MOVES:
+        source = op.operands[0]
+        if _readers(source) != 1:
+            break
+        chain.append(op)
+        value = source
+    return chain
+
+
+def rounded_at_source(value: ir.Value) -> ir.Value:
+    """`value` rounded to bf16 (at the insertion point, or at its source: module docstring)."""
+    chain = _chain(value) if _readers(value) == 1 else []
+    if not chain:
+        return narrow_to_bf16(value)
+    with ir.InsertionPoint(chain[-1]), chain[-1].location:
+        rounded = narrow_to_bf16(chain[-1].operands[0])
+    for op in reversed(chain):
+        with ir.InsertionPoint(op), op.location:
+            rounded = _remade(op, rounded)
+    return rounded
+
+
+def _retyped(t: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, ir.BF16Type.get())
+
+
+def _remade(op, source: ir.Value) -> ir.Value:
+    """View or transpose `op` applied to bf16 `source` instead of its fp32 one."""
+    if op.name == "linalg.transpose":
+        init = op.operands[1]
+        shape = ir.RankedTensorType(init.type).shape
+        sizes = [tensor.DimOp(init, index(d)).result for d, s in enumerate(shape) if s == DYNAMIC]
+        empty = tensor.EmptyOp(shape if not sizes else [s if s != DYNAMIC else sizes.pop(0) for s in shape],
+                               ir.BF16Type.get()).result
+        made = linalg.transpose(source, outs=[empty], permutation=list(op.attributes["permutation"]))
+        return made if isinstance(made, ir.Value) else made.results[0]
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    return ir.Operation.create(op.name, results=[_retyped(op.results[0].type)],
+                               operands=[source] + list(op.operands)[1:], attributes=attributes).results[0]

@@ -56,7 +56,7 @@ def _broadcast_test(value, loop: int, generic):
     return size
 
 
-def _gather(op):
+def gather(op):
     """(src, per-dim broadcast tests) when `op` is a broadcast gather as described above; else None."""
     if op.operation.name != "linalg.generic" or len(op.operation.operands) != 1 or len(op.results) != 1:
         return None
@@ -110,7 +110,7 @@ def _no_broadcast(op, src, tests) -> ir.Value:
 
 def skip_identity_broadcasts(module_op) -> None:
     for op in [op for op in walk(module_op) if op.operation.name == "linalg.generic"]:
-        found = _gather(op)
+        found = gather(op)
         if found is None:
             continue
         src, tests = found

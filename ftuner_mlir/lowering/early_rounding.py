@@ -5,7 +5,8 @@ batch matmuls through views and transposes (softmax's probabilities through a re
 through expand, reshape, the head transpose, reshape and collapse): rounded at the matmul, each is a
 pass of its own over fp32 data, and every transpose before it moves fp32 (8 bytes an element). Rounding
 commutes with moving data, so the rounding goes up the chain to the op that computes the value, and the
-views and transposes are made again on bf16: a rounding right after an elementwise producer (softmax's
+views, transposes and broadcast gathers (broadcasts.py: torch-mlir's dynamic expand, which the query,
+key and value pass through) are made again on bf16: a rounding right after an elementwise producer (softmax's
 division) is then fused into it by the elementwise fusion that follows, and the transposes move 4 bytes
 an element. Only a chain whose every value has one reader moves (otherwise the fp32 chain stays for
 the others and nothing is saved).
@@ -17,6 +18,7 @@ from mlir.dialects import linalg, tensor
 
 from ..ir.build import DYNAMIC, index, narrow_to_bf16
 from ..ir.walk import defining_op
+from .broadcasts import gather
 
 _VIEWS = ("tensor.reshape", "tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
 _MOVES = _VIEWS + ("linalg.transpose",)
@@ -31,8 +33,8 @@ def _chain(value: ir.Value) -> list:
     """The views and transposes `value` is made by, outermost first, down to the first value read by
     more than its view or made by anything else."""
     chain = []
-    while (op := defining_op(value)) is not None and op.name in _MOVES:
-        source = op.operands[0]
+    while (op := defining_op(value)) is not None and (op.name in _MOVES or gather(op) is not None):
+        source = op.operands[0] if op.name in _MOVES else gather(op)[0]
         if _readers(source) != 1:
             break
         chain.append(op)
@@ -46,11 +48,15 @@ def rounded_at_source(value: ir.Value) -> ir.Value:
     if not chain:
         return narrow_to_bf16(value)
     with ir.InsertionPoint(chain[-1]), chain[-1].location:
-        rounded = narrow_to_bf16(chain[-1].operands[0])
+        rounded = narrow_to_bf16(_source(chain[-1]))
     for op in reversed(chain):
         with ir.InsertionPoint(op), op.location:
             rounded = _remade(op, rounded)
     return rounded
+
+
+def _source(op) -> ir.Value:
+    return op.operands[0] if op.name in _MOVES else gather(op)[0]
 
 
 def _retyped(t: ir.Type) -> ir.RankedTensorType:
@@ -58,15 +64,42 @@ def _retyped(t: ir.Type) -> ir.RankedTensorType:
 
 
 def _remade(op, source: ir.Value) -> ir.Value:
-    """View or transpose `op` applied to bf16 `source` instead of its fp32 one."""
+    """View, transpose or gather `op` applied to bf16 `source` instead of its fp32 one."""
     if op.name == "linalg.transpose":
-        init = op.operands[1]
-        shape = ir.RankedTensorType(init.type).shape
-        sizes = [tensor.DimOp(init, index(d)).result for d, s in enumerate(shape) if s == DYNAMIC]
-        empty = tensor.EmptyOp(shape if not sizes else [s if s != DYNAMIC else sizes.pop(0) for s in shape],
-                               ir.BF16Type.get()).result
-        made = linalg.transpose(source, outs=[empty], permutation=list(op.attributes["permutation"]))
+        made = linalg.transpose(source, outs=[_bf16_like(op.operands[1])], permutation=list(op.attributes["permutation"]))
         return made if isinstance(made, ir.Value) else made.results[0]
+    if op.name == "linalg.generic":
+        return _gathered(op, source)
     attributes = {name: op.attributes[name] for name in op.attributes}
     return ir.Operation.create(op.name, results=[_retyped(op.results[0].type)],
                                operands=[source] + list(op.operands)[1:], attributes=attributes).results[0]
+
+
+def _bf16_like(init: ir.Value) -> ir.Value:
+    """A tensor.empty of bf16 with `init`'s shape."""
+    shape = ir.RankedTensorType(init.type).shape
+    sizes = [s if s != DYNAMIC else tensor.DimOp(init, index(d)).result for d, s in enumerate(shape)]
+    return tensor.EmptyOp(sizes, ir.BF16Type.get()).result
+
+
+def _gathered(op, source: ir.Value) -> ir.Value:
+    """Broadcast gather `op` (broadcasts.gather) reading bf16 `source`: the same indices, a bf16 result."""
+    init = op.operands[0]
+    made = linalg.GenericOp([_retyped(init.type)], [], [_bf16_like(init)], op.attributes["indexing_maps"],
+                            op.attributes["iterator_types"])
+    old = op.regions[0].blocks[0]
+    block = made.regions[0].blocks.append(ir.BF16Type.get())
+    mapping = {old.arguments[0]: block.arguments[0]}
+    with ir.InsertionPoint(block):
+        for inner in old.operations:
+            operands = [mapping.get(v, v) for v in inner.operands]
+            if inner.operation.name == "tensor.extract":
+                mapping[inner.results[0]] = tensor.ExtractOp(source, operands[1:]).result
+            elif inner.operation.name == "linalg.yield":
+                linalg.YieldOp(operands)
+            else:
+                clone = inner.operation.clone()
+                for i, v in enumerate(operands):
+                    clone.operands[i] = v
+                mapping.update(zip(inner.results, clone.results))
+    return made.results[0]

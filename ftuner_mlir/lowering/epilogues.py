@@ -24,7 +24,7 @@ from mlir.dialects import arith, func, linalg, tensor
 from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, ZERO_INIT_ATTR
 from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
 from ..ir.match import affine_maps, iterator_kinds, reads_output
-from ..ir.walk import defining_op, walk
+from ..ir.walk import defining_op, integer_constant, walk
 from .cpu import apply_script, transform_script
 from .dispatch_calls import dispatch_functions
 from .merge_functions import merge_identical_functions
@@ -67,11 +67,41 @@ class Epilogue:
     groups: list | None          # the expand_shape's reassociation (None: the result is read as it is)
 
 
-def _single_user(value, sizes_read: bool = False):
-    """The one user of `value` and the operand it is; with `sizes_read`, tensor.dim ops (which read only
-    its sizes, as C does: _rewrite_call_site points them there) do not count."""
-    uses = [u for u in value.uses if not (sizes_read and u.owner.name == "tensor.dim")]
+def _reads_size(use) -> bool:
+    """A tensor.dim of a constant dim: _rewrite_call_site computes it without the value."""
+    return use.owner.name == "tensor.dim" and integer_constant(use.owner.operands[1]) is not None
+
+
+def _single_user(value):
+    """The one user of `value` other than tensor.dim ops of constant dims, and the operand it is."""
+    uses = [u for u in value.uses if not _reads_size(u)]
     return (uses[0].owner, uses[0].operand_number) if len(uses) == 1 else (None, None)
+
+
+def _size(value, d: int, call) -> ir.Value:
+    """Dim d of `value` (the call's result, or a cast or expand_shape in the chain after it) from what
+    the call reads: C's sizes are the result's, a cast keeps them, an expand_shape lists them."""
+    static = ir.RankedTensorType(value.type).shape[d]
+    if static != DYNAMIC:
+        return index(static)
+    owner = defining_op(value)
+    if owner is None or owner.operation == call.operation:
+        return tensor.DimOp(call.operands[2], index(d)).result
+    if owner.name == "tensor.cast":
+        return _size(owner.operands[0], d, call)
+    shape = list(ir.DenseI64ArrayAttr(owner.attributes["static_output_shape"]))
+    return list(owner.operands)[1:][sum(s == DYNAMIC for s in shape[:d])]
+
+
+def _sizes_apart(values: list, call) -> None:
+    """Every tensor.dim of `values` computed from what the call reads, so the values can go."""
+    for value in values:
+        for use in [u for u in value.uses if _reads_size(u)]:
+            dim_op = use.owner
+            with ir.InsertionPoint(dim_op), dim_op.location:
+                size = _size(value, integer_constant(dim_op.operands[1]), call)
+            dim_op.results[0].replace_all_uses_with(size)
+            dim_op.erase()
 
 
 def _splits_rows_only(expand) -> bool:
@@ -122,7 +152,7 @@ def _match(call, dispatches: dict) -> Epilogue | None:
         return None
     value, chain, groups = call.results[0], [], None
     while True:
-        user, number = _single_user(value, sizes_read=not chain)
+        user, number = _single_user(value)
         if user is None:
             return None
         if user.name == "tensor.cast" or (user.name == "tensor.expand_shape" and groups is None
@@ -389,7 +419,7 @@ def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
             values.append(_remade(op, values[-1]))
     generic.results[0].replace_all_uses_with(values[-1])
     generic.erase()
-    call.results[0].replace_all_uses_with(call.operands[2])     # tensor.dim ops: C has the result's sizes
+    _sizes_apart([call.results[0]] + [op.results[0] for op in epilogue.chain], call)
     for op in reversed(epilogue.chain):
         op.erase()
     call.erase()

@@ -24,7 +24,7 @@ class LowerCpu(ModulePass):
 
     def steps(self) -> list:
         """On tensors: generics of constants alone folded into constants, the ABI, dynamic broadcasts skipped when they are copies, attention's head transposes read in place by the batch matmuls, data-dependent reads clamped, softmax as its parts, results nothing reads (softmax's argmax) dropped, cheap producers recomputed per consumer and elementwise ops fused, f32 exp/erf/tanh as polynomials, elementwise consumers of matmuls fused into their dispatch as epilogues, reshapes that split or merge dims as views, pads as copies, parallel copies, transposes as generics, chains of row ops (softmax, layer norm) as one loop over rows, big generics over the cores, vectorized uKernels; bufferize (a result computed in its out buffer not copied onto itself); AMX dispatches given their bodies; reshapes of contiguous buffers read in place; in profile mode,
-        clock reads around the public functions' ops; then inlining, OpenMP (dispatch blocks handed out dynamically), strided copies as linalg copies, loops, top-level loop nests outlined (returning what they yield; identical ones merged, as the epilogue copies are), i1 buffers as i8, failed asserts reported, the ABI table recorded, and the LLVM dialect (masked bf16 loads and stores as i16 ones), checked, with the target for
+        clock reads around the public functions' ops; then inlining, OpenMP (dispatch blocks handed out dynamically), strided copies as linalg copies, loops, top-level loop nests outlined (returning what they yield; identical ones merged, as the epilogue copies are), i1 buffers as i8, failed asserts reported, the ABI table recorded, and the LLVM dialect (bf16 loads and stores as i16 ones), checked, with the target for
         LLVM on every function."""
         threads = self.threads()
         transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
@@ -41,7 +41,7 @@ class LowerCpu(ModulePass):
                 expand_shapes.lower_dynamic_expand_shapes, ",".join(after), cpu.balance_dispatch_loops,
                 strided_copies.copies_as_loops, ",".join(cpu.loops_pipeline()),
                 outline.outline_top_level_loops, merge_functions.merge_identical_functions, narrow_types.store_i1_as_i8, asserts.report_failed_asserts, abi.record_abi_table,
-                ",".join(to_llvm), bf16_memory.masked_bf16_as_i16, outline.keep_out_of_line, cpu.check_llvm_dialect, self._annotate_llvm_target]
+                ",".join(to_llvm), bf16_memory.bf16_memory_as_i16, outline.keep_out_of_line, cpu.check_llvm_dialect, self._annotate_llvm_target]
 
     def _profile(self, module_op) -> None:
         if self.profile:

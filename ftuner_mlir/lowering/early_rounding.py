@@ -30,11 +30,11 @@ def _readers(value: ir.Value) -> int:
 
 
 def _chain(value: ir.Value) -> list:
-    """The views and transposes `value` is made by, outermost first, down to the first value read by
+    """The views, transposes and gathers `value` is made by, outermost first, down to the first value read by
     more than its view or made by anything else."""
     chain = []
     while (op := defining_op(value)) is not None and (op.name in _MOVES or gather(op) is not None):
-        source = op.operands[0] if op.name in _MOVES else gather(op)[0]
+        source = _source(op)
         if _readers(source) != 1:
             break
         chain.append(op)
@@ -56,6 +56,7 @@ def rounded_at_source(value: ir.Value) -> ir.Value:
 
 
 def _source(op) -> ir.Value:
+    """What view, transpose or gather `op` moves."""
     return op.operands[0] if op.name in _MOVES else gather(op)[0]
 
 

@@ -8,6 +8,7 @@ from mlir.dialects import arith, func, linalg, scf, tensor, vector
 
 from ..families import family
 from .match import affine_maps
+from .walk import defining_op
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
@@ -200,9 +201,15 @@ def _f32_to_bf16(element: ir.Type, x: ir.Value) -> ir.Value:
 
 
 def _convert(value: ir.Value, element: ir.Type, convert) -> ir.Value:
-    """`value` with `convert(element, x)` applied to every element, as a parallel linalg.generic."""
+    """`value` with `convert(element, x)` applied to every element, as a parallel linalg.generic. Its
+    sizes are read from the init of the generic that makes `value`, when one does: a tensor.dim of
+    `value` itself would be a second use, and elementwise fusion fuses only a producer used once
+    (softmax's probabilities were rounded in a pass of their own)."""
     t = ir.RankedTensorType(value.type)
-    sizes = [s if s != DYNAMIC else tensor.DimOp(value, index(d)).result for d, s in enumerate(t.shape)]
+    owner = defining_op(value)
+    shaped = owner.operands[-1] if owner is not None and owner.name == "linalg.generic" and len(owner.results) == 1 \
+        and owner.operands[-1].type == value.type else value
+    sizes = [s if s != DYNAMIC else tensor.DimOp(shaped, index(d)).result for d, s in enumerate(t.shape)]
     empty = tensor.EmptyOp(sizes, element).result
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
     op = linalg.GenericOp([ir.RankedTensorType.get(t.shape, element)], [value], [empty],

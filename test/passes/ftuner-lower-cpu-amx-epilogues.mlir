@@ -1,6 +1,7 @@
 // RUN: ftuner-opt %s --target=intel-spr --ftuner-select-ukernels=matmul-precision=bf16 --ftuner-tile --ftuner-lower-cpu --mlir-print-ir-after-all -o /dev/null 2> %t
 // RUN: FileCheck %s < %t
 // RUN: FileCheck %s --check-prefix=FFN < %t
+// RUN: FileCheck %s --check-prefix=TWO < %t
 
 // An fp32 linear layer whose matmul runs on AMX in bf16 (matmul_precision=bf16), followed by its bias,
 // a scale and a ReLU read through the expand_shape that splits the rows into (batch, T): the consumer
@@ -36,9 +37,10 @@ func.func @ffn_in(%x: tensor<4x?x64xf32>, %w: tensor<256x64xf32>, %bias: tensor<
   return %r : tensor<4x?x256xf32>
 }
 
-// Two chained linear layers: the first one's bias and ReLU are its epilogue, and so is the rounding of
-// its result to bf16 for the second matmul (a narrowing epilogue): that dispatch writes bf16 C, its
-// fp32 C tiles kept in a scratch strip of its own; no rounding pass over the hidden activations is left.
+// Two chained linear layers: the first one's bias and ReLU, and the rounding of its result to bf16 for
+// the second matmul (one generic after elementwise fusion), are its epilogue, a narrowing one: that
+// dispatch writes bf16 C, its fp32 C tiles kept in a scratch strip of its own; no rounding pass over
+// the hidden activations is left.
 #id2 = affine_map<(i, j) -> (i, j)>
 #col2 = affine_map<(i, j) -> (j)>
 func.func @ffn(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor<?xf32>, %w2: tensor<?x?xf32>) -> tensor<?x?xf32> {
@@ -59,6 +61,33 @@ func.func @ffn(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor<?xf32>, %w
     linalg.yield %v : f32
   } -> tensor<?x?xf32>
   %e2 = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %y = linalg.matmul ins(%a1, %w2 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%i2 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %y : tensor<?x?xf32>
+}
+
+// The same, the second matmul's rows read from the hidden activations' size: that tensor.dim keeps
+// upstream elementwise fusion from merging the ReLU into the rounding, so the dispatch takes two
+// epilogues, the ReLU in place on the fp32 product, then the rounding into bf16 C.
+func.func @ffn_two_stages(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor<?xf32>, %w2: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %h = tensor.dim %w1, %c1 : tensor<?x?xf32>
+  %n = tensor.dim %w2, %c1 : tensor<?x?xf32>
+  %e1 = tensor.empty(%m, %h) : tensor<?x?xf32>
+  %i1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm1 = linalg.matmul ins(%x, %w1 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%i1 : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %a1 = linalg.generic {indexing_maps = [#id2, #col2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%mm1, %b1 : tensor<?x?xf32>, tensor<?xf32>) outs(%e1 : tensor<?x?xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %v = arith.maximumf %s, %zero : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  %m2 = tensor.dim %a1, %c0 : tensor<?x?xf32>
+  %e2 = tensor.empty(%m2, %n) : tensor<?x?xf32>
   %i2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x?xf32>) -> tensor<?x?xf32>
   %y = linalg.matmul ins(%a1, %w2 : tensor<?x?xf32>, tensor<?x?xf32>) outs(%i2 : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %y : tensor<?x?xf32>
@@ -103,10 +132,9 @@ func.func @ffn(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor<?xf32>, %w
 // FFN:       func.func private @[[$NARROW]](%{{.*}}: tensor<?x?xbf16>, %{{.*}}: tensor<?x?xbf16>, %[[C:.+]]: tensor<?x?xbf16>, %{{.*}}: tensor<?xf32>) -> tensor<?x?xbf16>
 // FFN:         %[[P:.+]] = tensor.empty({{.*}}) : tensor<?x?xf32>
 // FFN:         linalg.fill {{.*}} outs(%[[P]] : tensor<?x?xf32>)
-// FFN:         linalg.matmul
-// FFN:         linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>) attrs =  {ftuner.amx_epilogue_op}
+// FFN:         %[[MM:.+]] = linalg.matmul
+// FFN:         linalg.generic {{.*}} ins(%{{.*}}, %[[MM]] : tensor<?xf32>, tensor<?x?xf32>) outs(%[[C]] : tensor<?x?xbf16>) attrs =  {ftuner.amx_epilogue_op}
 // FFN:           arith.maximumf
-// FFN:         linalg.generic {{.*}} ins(%{{.*}} : tensor<?x?xf32>) outs(%[[C]] : tensor<?x?xbf16>) attrs =  {ftuner.amx_epilogue_op}
 // FFN:           arith.trunci
 // FFN-LABEL: IR Dump After ftuner-lower-cpu:build_amx_bodies
 // FFN:       func.func private @[[$NARROW]](
@@ -120,3 +148,14 @@ func.func @ffn(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor<?xf32>, %w
 // FFN:         arith.maximumf {{.*}} : vector<16xf32>
 // FFN:         arith.trunci {{.*}} : vector<16xi32> to vector<16xi16>
 // FFN:         vector.transfer_write %{{.*}} : vector<16xbf16>, memref<?x?xbf16, strided<[?, 1], offset: ?>>
+
+// TWO-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// TWO:       func.func @ffn_two_stages(
+// TWO:         %[[H2:.+]] = call @[[$TWO:ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z_ep[0-9]+_ep[0-9]+]]({{.*}}) -> tensor<?x?xbf16>
+// TWO:         call @ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z(%[[H2]],
+// TWO:       func.func private @[[$TWO]](%{{.*}}: tensor<?x?xbf16>, %{{.*}}: tensor<?x?xbf16>, %[[C2:.+]]: tensor<?x?xbf16>, %{{.*}}: tensor<?xf32>) -> tensor<?x?xbf16>
+// TWO:         %[[MM2:.+]] = linalg.matmul
+// TWO:         %[[RELU:.+]] = linalg.generic {{.*}} outs(%[[MM2]] : tensor<?x?xf32>) attrs =  {ftuner.amx_epilogue_op}
+// TWO:           arith.maximumf
+// TWO:         linalg.generic {{.*}} ins(%[[RELU]] : tensor<?x?xf32>) outs(%[[C2]] : tensor<?x?xbf16>) attrs =  {ftuner.amx_epilogue_op}
+// TWO:           arith.trunci

@@ -106,10 +106,11 @@ def test_rounding_for_the_next_matmul_is_an_epilogue(chained, rng, m, k, h, n):
     fp32 C tiles in a strip of scratch. Bound: one bf16 rounding step of the hidden activations (a tie
     may round the other way after fp32 accumulation in another order) times |W2|."""
     x, w1, b1, w2 = random(rng, (m, k)), random(rng, (k, h)), random(rng, (h,)), random(rng, (h, n))
-    out = chained["ffn"](x, w1, b1, w2, out=poisoned((m, n)))
     hidden = np.maximum(wide(x) @ wide(w1) + b1, 0.0).astype(np.float32)
-    assert_matches(out, wide(hidden) @ wide(w2), np.abs(wide(hidden)) @ np.abs(wide(w2)), rtol=2.0 ** -8)
     assert np.count_nonzero(hidden == 0) > 0 or m * h < 8          # the ReLU clipped some
+    for name in ("ffn", "ffn_two_stages"):      # ReLU and rounding as one epilogue, and as two
+        out = chained[name](x, w1, b1, w2, out=poisoned((m, n)))
+        assert_matches(out, wide(hidden) @ wide(w2), np.abs(wide(hidden)) @ np.abs(wide(w2)), rtol=2.0 ** -8)
 
 
 def test_bias_scale_relu_of_the_lit_test(chained, rng):

@@ -200,6 +200,27 @@ def _f32_to_bf16(element: ir.Type, x: ir.Value) -> ir.Value:
     return arith.BitcastOp(element, arith.TruncIOp(i16, chosen).result).result
 
 
+def with_element(t: ir.Type, element: ir.Type) -> ir.RankedTensorType:
+    """Ranked tensor type `t` with elements of `element`."""
+    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
+
+
+def empty_like(value: ir.Value, element: ir.Type) -> ir.Value:
+    """A tensor.empty of `element` with `value`'s shape (its dynamic sizes read from `value`)."""
+    shape = ir.RankedTensorType(value.type).shape
+    sizes = [s if s != DYNAMIC else tensor.DimOp(value, index(d)).result for d, s in enumerate(shape)]
+    return tensor.EmptyOp(sizes, element).result
+
+
+def view_on(op, source: ir.Value) -> ir.Value:
+    """View `op` (tensor.cast, expand_shape, collapse_shape, reshape) made again on `source`, whose
+    element type may differ from what `op` read: the same attributes and size operands."""
+    result = with_element(op.results[0].type, ir.RankedTensorType(source.type).element_type)
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    return ir.Operation.create(op.name, results=[result], operands=[source] + list(op.operands)[1:],
+                               attributes=attributes).results[0]
+
+
 def _convert(value: ir.Value, element: ir.Type, convert) -> ir.Value:
     """`value` with `convert(element, x)` applied to every element, as a parallel linalg.generic. Its
     sizes are read from the init of the generic that makes `value`, when one does: a tensor.dim of
@@ -209,8 +230,7 @@ def _convert(value: ir.Value, element: ir.Type, convert) -> ir.Value:
     owner = defining_op(value)
     shaped = owner.operands[-1] if owner is not None and owner.name == "linalg.generic" and len(owner.results) == 1 \
         and owner.operands[-1].type == value.type else value
-    sizes = [s if s != DYNAMIC else tensor.DimOp(shaped, index(d)).result for d, s in enumerate(t.shape)]
-    empty = tensor.EmptyOp(sizes, element).result
+    empty = empty_like(shaped, element)
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
     op = linalg.GenericOp([ir.RankedTensorType.get(t.shape, element)], [value], [empty],
                           ir.ArrayAttr.get([identity, identity]),

@@ -16,7 +16,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import linalg, tensor
 
-from ..ir.build import DYNAMIC, index, narrow_to_bf16
+from ..ir.build import empty_like, narrow_to_bf16, view_on, with_element
 from ..ir.walk import defining_op
 from .broadcasts import gather
 
@@ -60,36 +60,25 @@ def _source(op) -> ir.Value:
     return op.operands[0] if op.name in _MOVES else gather(op)[0]
 
 
-def _retyped(t: ir.Type) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, ir.BF16Type.get())
-
-
 def _remade(op, source: ir.Value) -> ir.Value:
     """View, transpose or gather `op` applied to bf16 `source` instead of its fp32 one."""
     if op.name == "linalg.transpose":
-        made = linalg.transpose(source, outs=[_bf16_like(op.operands[1])], permutation=list(op.attributes["permutation"]))
+        made = linalg.transpose(source, outs=[empty_like(op.operands[1], ir.BF16Type.get())],
+                                permutation=list(op.attributes["permutation"]))
         return made if isinstance(made, ir.Value) else made.results[0]
     if op.name == "linalg.generic":
         return _gathered(op, source)
-    attributes = {name: op.attributes[name] for name in op.attributes}
-    return ir.Operation.create(op.name, results=[_retyped(op.results[0].type)],
-                               operands=[source] + list(op.operands)[1:], attributes=attributes).results[0]
-
-
-def _bf16_like(init: ir.Value) -> ir.Value:
-    """A tensor.empty of bf16 with `init`'s shape."""
-    shape = ir.RankedTensorType(init.type).shape
-    sizes = [s if s != DYNAMIC else tensor.DimOp(init, index(d)).result for d, s in enumerate(shape)]
-    return tensor.EmptyOp(sizes, ir.BF16Type.get()).result
+    return view_on(op, source)
 
 
 def _gathered(op, source: ir.Value) -> ir.Value:
     """Broadcast gather `op` (broadcasts.gather) reading bf16 `source`: the same indices, a bf16 result."""
     init = op.operands[0]
-    made = linalg.GenericOp([_retyped(init.type)], [], [_bf16_like(init)], op.attributes["indexing_maps"],
+    bf16 = ir.BF16Type.get()
+    made = linalg.GenericOp([with_element(init.type, bf16)], [], [empty_like(init, bf16)], op.attributes["indexing_maps"],
                             op.attributes["iterator_types"])
     old = op.regions[0].blocks[0]
-    block = made.regions[0].blocks.append(ir.BF16Type.get())
+    block = made.regions[0].blocks.append(bf16)
     mapping = {old.arguments[0]: block.arguments[0]}
     with ir.InsertionPoint(block):
         for inner in old.operations:

@@ -22,7 +22,8 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, tensor
 
 from ..ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, ZERO_INIT_ATTR
-from ..ir.build import DYNAMIC, cast, collapse_shape, extract_slice, for_loop, index, insert_slice, reassociation_groups
+from ..ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slice, for_loop, index, insert_slice,
+                        reassociation_groups, view_on, with_element)
 from ..ir.match import affine_maps, iterator_kinds, reads_output
 from ..ir.walk import defining_op, integer_constant, walk
 from .cpu import apply_script, transform_script
@@ -322,11 +323,10 @@ def _product_apart(copy, c, element: ir.Type) -> None:
     (argument and result) becomes of type `element`."""
     entry = copy.regions[0].blocks[0]
     with ir.InsertionPoint.at_block_begin(entry), copy.location:
-        sizes = [tensor.DimOp(c, index(d)).result for d in range(2)]
-        product = tensor.EmptyOp(sizes, ir.RankedTensorType(c.type).element_type).result
+        product = empty_like(c, ir.RankedTensorType(c.type).element_type)
     for use in [u for u in c.uses if u.owner.name != "tensor.dim"]:
         use.owner.operands[use.operand_number] = product
-    narrow = ir.RankedTensorType.get(ir.RankedTensorType(c.type).shape, element)
+    narrow = with_element(c.type, element)
     c.set_type(narrow)
     fn_type = ir.FunctionType(ir.TypeAttr(copy.attributes["function_type"]).value)
     inputs = list(fn_type.inputs)
@@ -390,34 +390,19 @@ def _extra_operand(value, kind: str, groups) -> ir.Value:
     return cast(value, _extra_type(kind, t.element_type))
 
 
-def _with_element(t: ir.Type, element: ir.Type) -> ir.RankedTensorType:
-    return ir.RankedTensorType.get(ir.RankedTensorType(t).shape, element)
-
-
-def _remade(op, value: ir.Value) -> ir.Value:
-    """View `op` (tensor.cast, tensor.expand_shape) applied to `value` instead, whose element type may
-    differ from what `op` read."""
-    result = _with_element(op.results[0].type, ir.RankedTensorType(value.type).element_type)
-    attributes = {name: op.attributes[name] for name in op.attributes}
-    return ir.Operation.create(op.name, results=[result], operands=[value] + list(op.operands)[1:],
-                               attributes=attributes).results[0]
-
-
 def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
     """The copy called where the consumer was; the result's casts and expand re-made after it."""
     generic, call = epilogue.generic, epilogue.call
     element = ir.RankedTensorType(generic.results[0].type).element_type
     with ir.InsertionPoint(generic), generic.location:
         extras = [_extra_operand(v, kind, epilogue.groups) for v, kind in epilogue.operands]
-        operands, result = list(call.operands), _with_element(call.results[0].type, element)
+        operands, result = list(call.operands), with_element(call.results[0].type, element)
         if result != call.results[0].type:             # a narrowing epilogue: C of its element type
-            sizes = [tensor.DimOp(operands[2], index(d)).result for d in range(2)]
-            operands[2] = tensor.EmptyOp(sizes, element).result
-        new = func.CallOp([result], ir.FlatSymbolRefAttr.get(name), operands + extras)
-        values = [new.result]
+            operands[2] = empty_like(operands[2], element)
+        value = func.CallOp([result], ir.FlatSymbolRefAttr.get(name), operands + extras).result
         for op in epilogue.chain:
-            values.append(_remade(op, values[-1]))
-    generic.results[0].replace_all_uses_with(values[-1])
+            value = view_on(op, value)
+    generic.results[0].replace_all_uses_with(value)
     generic.erase()
     _sizes_apart([call.results[0]] + [op.results[0] for op in epilogue.chain], call)
     for op in reversed(epilogue.chain):

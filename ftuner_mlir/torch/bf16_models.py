@@ -12,19 +12,13 @@ import copy
 
 import torch
 
-from .exporting import UnsupportedModel
-
-
-def _tensors(module: torch.nn.Module, args: tuple, kwargs: dict | None) -> list[tuple[str, torch.Tensor]]:
-    named = list(module.named_parameters()) + list(module.named_buffers())
-    named += [(f"input #{i}", a) for i, a in enumerate(args)] + [(f"input {k!r}", v) for k, v in (kwargs or {}).items()]
-    return [(name, value) for name, value in named if isinstance(value, torch.Tensor)]
+from .exporting import UnsupportedModel, named_tensors
 
 
 def is_bf16_model(module: torch.nn.Module, args: tuple, kwargs: dict | None) -> bool:
     """Whether any weight or input is bf16; an fp16 one is refused, naming it."""
     found = False
-    for name, value in _tensors(module, args, kwargs):
+    for name, value in named_tensors(module, args, kwargs):
         if value.dtype == torch.float16:
             raise UnsupportedModel(f"{name} is torch.float16: fp16 models are not compiled (no fp16 matrix engine "
                                    f"is targeted). Cast the model to torch.bfloat16, or compile the fp32 model "

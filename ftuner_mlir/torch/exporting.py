@@ -133,14 +133,19 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
 HALF_PRECISION = (torch.bfloat16, torch.float16)
 
 
+def named_tensors(module: torch.nn.Module, args: tuple, kwargs: dict | None) -> list[tuple[str, torch.Tensor]]:
+    """(name, tensor) of every parameter, buffer and tensor input, named as an error message does."""
+    named = list(module.named_parameters()) + list(module.named_buffers())
+    named += [(f"input #{i}", a) for i, a in enumerate(args)] + [(f"input {k!r}", v) for k, v in (kwargs or {}).items()]
+    return [(name, value) for name, value in named if isinstance(value, torch.Tensor)]
+
+
 def _refuse_half_precision(module: torch.nn.Module, args: tuple, kwargs: dict | None) -> None:
     """A model cast to bf16 or fp16 computes its softmax, norms and activations in that type, which the
     CPU pipeline has no code for: refused here, naming a tensor, instead of failing inside LLVM
     (ftuner_mlir.torch.compile hands this function a bf16 model's fp32 twin: bf16_models.py)."""
-    named = list(module.named_parameters()) + list(module.named_buffers())
-    named += [(f"input #{i}", a) for i, a in enumerate(args)] + [(f"input {k!r}", v) for k, v in (kwargs or {}).items()]
-    for name, value in named:
-        if isinstance(value, torch.Tensor) and value.dtype in HALF_PRECISION:
+    for name, value in named_tensors(module, args, kwargs):
+        if value.dtype in HALF_PRECISION:
             raise UnsupportedModel(
                 f"{name} is {value.dtype}: this route does not compile models in bf16 or fp16 yet. "
                 f"ftuner_mlir.torch.compile takes a bf16 model, or compile the fp32 model with "

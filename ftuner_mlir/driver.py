@@ -77,19 +77,23 @@ def _run_step(step, op, pass_, name: str) -> None:
 
 
 def build_pass_manager(stages: list[ModulePass | str], context: ir.Context) -> passmanager.PassManager:
+    """One pass manager entry per step of each pass; a Python step shows under its pass's flag (under
+    `flag:function` when the pass has several)."""
     pm = passmanager.PassManager("builtin.module", context)
     for stage in stages:
-        if not isinstance(stage, ModulePass):
-            pm.add(stage)
-            continue
-        for step in stage.steps():
-            if callable(step):
-                name = f"{stage.name}:{getattr(step, '__name__', 'step')}"
+        for leaf in stage.passes() if not isinstance(stage, str) else [stage]:
+            if isinstance(leaf, str):
+                pm.add(leaf)
+                continue
+            steps = leaf.steps()
+            several = sum(map(callable, steps)) > 1
+            for step in steps:
+                if not callable(step):
+                    pm.add(step)
+                    continue
+                name = f"{leaf.name}:{getattr(step, '__name__', 'step')}" if several else leaf.name
                 pm.add(lambda op, pass_, step=step, name=name: _run_step(step, op, pass_, name), name=name,
-                       argument=name,
-                       description=stage.summary)
-            else:
-                pm.add(step)
+                       argument=name, description=leaf.summary)
     return pm
 
 

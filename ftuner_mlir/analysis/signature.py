@@ -89,7 +89,7 @@ class Signature:
     bounds: tuple = ()                          # slices that must stay inside their tensor (shape_rules)
     allocations: tuple = ()                     # (dim classes, element bytes) of each tensor.empty
     derived: tuple = ()                         # (class, op, operands, why, is a tensor dim): computed sizes
-    asserts: tuple = ()                         # the module's cf.assert messages (lowering/asserts.py)
+    asserts: tuple = ()                         # the module's cf.assert messages (lowering/llvm/asserts.py)
 
     def rules(self) -> dict:
         """The JSON-friendly form runtime/shape_rules.py checks calls against."""

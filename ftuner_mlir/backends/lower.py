@@ -10,7 +10,7 @@ from mlir import ir
 from .. import driver
 from ..analysis.signature import analyze
 from ..errors import CompileError
-from ..lowering import asserts
+from ..lowering.llvm import asserts
 from ..ir.diagnostics import PassFailure, format_location, format_mlir_error
 from .cpu.options import BuildOptions
 

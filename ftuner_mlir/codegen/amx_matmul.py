@@ -4,7 +4,7 @@ Two stages, because AMX tiles are loaded from and stored to buffers:
 - on tensors (passes/tile.py), `emit_placeholder`: a dispatch function whose body is the op itself (a
   zero fill when C starts at zero, then the `linalg.matmul`), so the tensor passes and bufferization
   see plain, correct semantics;
-- on buffers (lowering/amx_bodies.py, right after bufferization), `build_body`: that body replaced by
+- on buffers (lowering/buffers/amx_bodies.py, right after bufferization), `build_body`: that body replaced by
   the AMX code, built from the set in the function's attribute.
 
 The AMX code runs an `scf.forall` over blocks (ukernel.amx_space.block_shape: column blocks whose B,
@@ -28,7 +28,7 @@ from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_to_attr
 from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
 from ..ukernel.cover import strip_bounds
 from ..ukernel.space import powers_of_two_below
-from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/amx_bodies.py)
+from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/buffers/amx_bodies.py)
 from .matmul import AR
 
 _DYN = ir.ShapedType.get_dynamic_size()
@@ -411,5 +411,5 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
                           [a, tail, panels, c_strip, scratch, i0, _add(i0, lo), _add(i0, hi), j0, bn, k, half]
                           + extras + ([c] if narrow else []))
                     scf.YieldOp([])
-        loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/cpu.py)
+        loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/buffers/pipelines.py)
         func.ReturnOp([])

@@ -108,7 +108,7 @@ def dispatch_name(uks: UKernelSet, zero: bool = False, prepacked: bool = False,
 
 def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: bool = False):
     """C += A.B on a static tile; with `zero`, C = A.B (the accumulators start at zero: C is not read).
-    With `unroll` (the full-width tiles), the vectorizer unrolls its reduction loop (lowering/cpu.py)."""
+    With `unroll` (the full-width tiles), the vectorizer unrolls its reduction loop (lowering/loops/ukernel_vectors.py)."""
     el = element_type(dtype)
     a, b, c = tensor_type([rows, None], el), tensor_type([None, cols], el), tensor_type([rows, cols], el)
 

@@ -20,7 +20,7 @@ def parallel_outer(dims: int = 1) -> ir.Attribute:
 
 ATTR = "ftuner.ukernels"
 GPU_ATTR = "ftuner.gpu_ukernels"
-SET_ATTR = "ftuner.ukernel_set"       # on a dispatch function: the set it was emitted for (lowering/head_views.py)
+SET_ATTR = "ftuner.ukernel_set"       # on a dispatch function: the set it was emitted for (lowering/dispatch/head_views.py)
 ZERO_INIT_ATTR = "ftuner.zero_init"   # on a dispatch function that overwrites C
 AMX_ATTR = "ftuner.amx_ukernels"     # on a bf16 matmul, and on its AMX dispatch function: the AMX set
 AMX_EPILOGUE_OP_ATTR = "ftuner.amx_epilogue_op"   # on a generic of an AMX placeholder: an epilogue to fuse

@@ -8,9 +8,10 @@ from .lower_cpu import LowerCpu
 from .lower_gpu import LowerGpu
 from .select_ukernels import SelectUKernels
 from .tile import Tile
-from .vectorize_ukernels import VectorizeUKernels
+from .cpu import PASSES as CPU_PASSES
+from .cpu import VectorizeUKernels
 
-REGISTRY: dict[str, type[ModulePass]] = {cls.name: cls for cls in (SelectUKernels, Tile, VectorizeUKernels, LowerCpu,
-                                                              CpuPipeline, Bufferize, LowerGpu, GpuPipeline)}
+REGISTRY: dict[str, type[ModulePass]] = {cls.name: cls for cls in (SelectUKernels, Tile, LowerCpu, CpuPipeline, *CPU_PASSES,
+                                                              Bufferize, LowerGpu, GpuPipeline)}
 
 __all__ = ["REGISTRY", "ModulePass", "PassFailure", "SelectUKernels", "Tile", "VectorizeUKernels", "LowerCpu", "CpuPipeline", "Bufferize", "LowerGpu", "GpuPipeline"]

@@ -33,6 +33,10 @@ class ModulePass:
         for f in self.option_fields():
             _check(getattr(self, f.name), f, hints[f.name], self.name)
 
+    def passes(self) -> list:
+        """The passes this one runs, in order: itself, or (a pipeline pass) its phases' passes."""
+        return [self]
+
     def steps(self) -> list:
         """What the pass does, as Python callbacks `fn(module_op)` and upstream pipeline strings. The
         driver adds them one by one to a single pass manager: upstream pipelines must not run nested
@@ -81,6 +85,27 @@ class ModulePass:
             raise ValueError(f"{self.name} needs a target: build it with target=..., or run it through "
                              f"ftuner-opt --target=SPEC")
         return self.target
+
+
+@dataclasses.dataclass(frozen=True)
+class Upstream:
+    """Upstream MLIR passes as an entry of a phase list, with why they run there."""
+    pipeline: str
+    why: str
+
+    def passes(self) -> list:
+        return [self]
+
+    def steps(self) -> list:
+        return [self.pipeline]
+
+
+@dataclasses.dataclass(frozen=True)
+class Phase:
+    """A named stretch of a pipeline: what the IR is like in it, and its passes in order."""
+    name: str
+    doc: str
+    passes: list
 
 
 def option(default, doc: str, *, choices: tuple | None = None, minimum: int | None = None,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..lowering import abi
-from .base import ModulePass
+from .base import ModulePass, Upstream
+from .cpu.graph import DestinationAbi
 
 STAGES = ["canonicalize", "eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
           "one-shot-bufferize{bufferize-function-boundaries=1 function-boundary-type-conversion=identity-layout-map}",
@@ -18,5 +18,5 @@ class Bufferize(ModulePass):
     name = "ftuner-bufferize"
     summary = "Destination-passing C interface for public functions, then one-shot bufferization (used by the GPU path)"
 
-    def steps(self) -> list:
-        return [abi.convert_public_functions, ",".join(STAGES)]
+    def passes(self) -> list:
+        return [DestinationAbi(target=self.target), Upstream(",".join(STAGES), "one-shot bufferization, identity layouts")]

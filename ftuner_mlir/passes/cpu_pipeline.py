@@ -27,5 +27,5 @@ class CpuPipeline(ModulePass):
                 Tile(target=self.target),
                 LowerCpu(target=self.target, num_threads=self.num_threads, profile=self.profile)]
 
-    def steps(self) -> list:
-        return [step for stage in self.stages() for step in stage.steps()]
+    def passes(self) -> list:
+        return [p for stage in self.stages() for p in stage.passes()]

@@ -22,5 +22,5 @@ class GpuPipeline(ModulePass):
         return [SelectUKernels(target=self.target), Bufferize(target=self.target), Tile(target=self.target),
                 LowerGpu(target=self.target, format=self.format)]
 
-    def steps(self) -> list:
-        return [step for stage in self.stages() for step in stage.steps()]
+    def passes(self) -> list:
+        return [p for stage in self.stages() for p in stage.passes()]

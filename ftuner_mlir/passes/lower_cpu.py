@@ -1,14 +1,19 @@
-"""ftuner-lower-cpu: calling convention, uKernel vectorization, bufferization, OpenMP, LLVM dialect."""
+"""ftuner-lower-cpu: from tiled tensors to the LLVM dialect, as five phases of passes.
+
+Each entry is a registered pass (`ftuner-opt --<flag>` runs it alone; passes/cpu/<phase>.py) or
+upstream MLIR passes, with why they run there. docs/pipeline.md is generated from these lists
+(`ftuner-opt --list-phases`).
+"""
 from __future__ import annotations
 
 import dataclasses
 
-from ..codegen import amx_matmul, matmul
 from ..hardware.cpu import ISA_TRANSPOSE_LOWERING
-from ..lowering import (abi, amx_bodies, asserts, bf16_memory, broadcasts, cheap_producers, constant_generics, cpu, dead_results, dispatch_calls, epilogues, expand_shapes, head_views, llvm_target, math_approx,
-                        merge_functions, narrow_types, outline, pads, profile, reshape_copies, reshapes, row_chains, safe_indexing, strided_copies, transposes)
-from .base import MAX_THREADS, ModulePass, option
-from .vectorize_ukernels import VectorizeUKernels
+from ..lowering.buffers import pipelines as buffer_pipelines
+from ..lowering.dispatch.epilogues import LOWER_MASKS
+from ..lowering.llvm import pipelines as llvm_pipelines
+from .base import MAX_THREADS, ModulePass, Phase, Upstream, option
+from .cpu import buffers, dispatch, graph, llvm, loops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,47 +27,67 @@ class LowerCpu(ModulePass):
     def threads(self) -> int:
         return self.num_threads or self.resolved_target().cores
 
-    def steps(self) -> list:
-        """On tensors: generics of constants alone folded into constants, the ABI, dynamic broadcasts skipped when they are copies, attention's head transposes read in place by the batch matmuls, data-dependent reads clamped, softmax as its parts, results nothing reads (softmax's argmax) dropped, cheap producers recomputed per consumer and elementwise ops fused, f32 exp/erf/tanh as polynomials, elementwise consumers of matmuls fused into their dispatch as epilogues, reshapes that split or merge dims as views, pads as copies, parallel copies, transposes as generics, chains of row ops (softmax, layer norm) as one loop over rows, big generics over the cores, vectorized uKernels; bufferize (a result computed in its out buffer not copied onto itself); AMX dispatches given their bodies; reshapes of contiguous buffers read in place; in profile mode,
-        clock reads around the public functions' ops; then inlining, OpenMP (dispatch blocks handed out dynamically), strided copies as linalg copies, loops, top-level loop nests outlined (returning what they yield; identical ones merged, as the epilogue copies are), i1 buffers as i8, failed asserts reported, the ABI table recorded, and the LLVM dialect (bf16 loads and stores as i16 ones), checked, with the target for
-        LLVM on every function."""
-        threads = self.threads()
-        transpose_lowering = ISA_TRANSPOSE_LOWERING[self.resolved_target().isa]
-        after = cpu.after_bufferize_pipeline() + cpu.parallel_pipeline(threads)
-        to_llvm = cpu.llvm_pipeline(openmp=threads > 1, transpose_lowering=transpose_lowering,
-                                    amx=self.resolved_target().bf16_engine == "amx")
-        return [constant_generics.fold_constant_generics, abi.convert_public_functions, broadcasts.skip_identity_broadcasts, self.read_heads_in_place, safe_indexing.clamp_extract_indices,
-                cpu.decompose_aggregates, dead_results.drop_unused_results, cheap_producers.recompute_cheap_producers, "linalg-fuse-elementwise-ops",
-                math_approx.approximate_math, self.fuse_epilogues, epilogues.LOWER_MASKS, reshapes.reshapes_as_views, pads.decompose_pads, cpu.parallelize_copies,
-                transposes.generalize_transposes, self._fuse_row_chains, self._parallelize_generics,
-                VectorizeUKernels(target=self.target).apply,
-                ",".join(cpu.bufferize_pipeline()), abi.drop_self_copies, self.build_amx_bodies, dispatch_calls.keep_dispatch_calls,
-                reshape_copies.read_reshapes_in_place, self._profile,
-                expand_shapes.lower_dynamic_expand_shapes, ",".join(after), cpu.balance_dispatch_loops,
-                strided_copies.copies_as_loops, ",".join(cpu.loops_pipeline()),
-                outline.outline_top_level_loops, merge_functions.merge_identical_functions, narrow_types.store_i1_as_i8, asserts.report_failed_asserts, abi.record_abi_table,
-                ",".join(to_llvm), bf16_memory.bf16_memory_as_i16, outline.keep_out_of_line, cpu.check_llvm_dialect, self._annotate_llvm_target]
+    def phases(self) -> list[Phase]:
+        t, threads = self.resolved_target(), self.threads()
+        return [
+            Phase("graph", "on tensors: constants, the calling convention, graph clean-ups", [
+                graph.FoldConstantGenerics(target=t),        # first: what it folds is gone before the ABI copies it
+                graph.DestinationAbi(target=t),
+                graph.SkipIdentityBroadcasts(target=t),
+                graph.ClampExtractIndices(target=t),
+                graph.DecomposeAggregates(target=t),
+                graph.DropUnusedResults(target=t),            # after softmax's parts exist: its argmax
+            ]),
+            Phase("dispatch", "on tensors: what fuses into each matmul dispatch", [
+                dispatch.ReadHeadsInPlace(target=t),
+                dispatch.RecomputeCheapProducers(target=t),   # before fusion: a producer with one use fuses
+                Upstream("linalg-fuse-elementwise-ops", "elementwise producers fused into their consumers"),
+                dispatch.ApproximateMath(target=t),          # after fusion: one polynomial per fused body
+                dispatch.FuseEpilogues(target=t),
+                Upstream(LOWER_MASKS, "the epilogues' vector.mask regions as masked transfers, before a fold breaks them"),
+            ]),
+            Phase("loops", "on tensors: row ops, copies and reshapes as loops; uKernels as vector code", [
+                loops.ReshapesAsViews(target=t),
+                loops.DecomposePads(target=t),
+                loops.ParallelizeCopies(target=t),
+                loops.GeneralizeTransposes(target=t),
+                loops.FuseRowChains(target=t),
+                loops.ParallelizeGenerics(target=t, num_threads=threads),   # what row chains left, over the cores
+                loops.VectorizeUKernels(target=t),
+            ]),
+            Phase("buffers", "bufferization, what needs buffers, OpenMP", [
+                Upstream(",".join(buffer_pipelines.bufferize_pipeline()),
+                         "one-shot bufferization; private functions keep strided layouts (subviews without copies)"),
+                buffers.DropSelfCopies(target=t),
+                buffers.BuildAmxBodies(target=t),             # on buffers: the tile code indexes memrefs
+                buffers.KeepDispatchCalls(target=t),
+                buffers.ReadReshapesInPlace(target=t),
+                *([buffers.ProfileOps(target=t)] if self.profile else []),
+                buffers.LowerDynamicExpandShapes(target=t),
+                Upstream(",".join(buffer_pipelines.after_bufferize_pipeline()),
+                         "row strips and uKernels inlined into their dispatch, then buffers freed"),
+                Upstream(",".join(buffer_pipelines.parallel_pipeline(threads)),
+                         "scf.forall as OpenMP parallel loops (sequential loops for one thread)"),
+                buffers.BalanceDispatchLoops(target=t),
+            ]),
+            Phase("llvm", "loops, outlined loop nests, asserts, the ABI table, the LLVM dialect", [
+                llvm.StridedCopiesAsLoops(target=t),
+                Upstream(",".join(llvm_pipelines.loops_pipeline()),
+                         "vector transfers and linalg ops as loops; strided metadata made explicit"),
+                llvm.OutlineLoopNests(target=t),
+                llvm.MergeIdenticalFunctions(target=t),       # the same epilogue copy or loop nest, once
+                llvm.StoreI1AsI8(target=t),
+                llvm.ReportFailedAsserts(target=t),
+                llvm.RecordAbiTable(target=t),
+                Upstream(",".join(llvm_pipelines.llvm_pipeline(
+                    openmp=threads > 1, transpose_lowering=ISA_TRANSPOSE_LOWERING[t.isa], amx=t.bf16_engine == "amx")),
+                    "everything to the LLVM dialect (the amx dialect's conversion where the target has AMX)"),
+                llvm.Bf16MemoryAsI16(target=t),
+                llvm.KeepOutOfLine(target=t),
+                llvm.CheckLlvmDialect(target=t),
+                llvm.AnnotateLlvmTarget(target=t),
+            ]),
+        ]
 
-    def _profile(self, module_op) -> None:
-        if self.profile:
-            profile.instrument(module_op)
-
-    def fuse_epilogues(self, module_op) -> None:
-        epilogues.fuse_epilogues(module_op, self.resolved_target().lanes(32))
-
-    def build_amx_bodies(self, module_op) -> None:
-        amx_bodies.build_amx_bodies(module_op, amx_matmul)
-
-    def read_heads_in_place(self, module_op) -> None:
-        head_views.read_heads_in_place(module_op, lambda uks, zero_init, views: (
-            matmul.dispatch_name(uks, zero_init, views=views), matmul.emit_all(uks, zero_init, views=views)))
-
-    def _fuse_row_chains(self, module_op) -> None:
-        row_chains.fuse_row_chains(module_op, self.resolved_target().vector_bits)
-
-    def _parallelize_generics(self, module_op) -> None:
-        if self.threads() > 1:
-            cpu.parallelize_generics(module_op, self.resolved_target().vector_bits)
-
-    def _annotate_llvm_target(self, module_op) -> None:
-        llvm_target.annotate(module_op, self.resolved_target())
+    def passes(self) -> list:
+        return [p for phase in self.phases() for p in phase.passes]

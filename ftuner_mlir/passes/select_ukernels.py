@@ -11,7 +11,7 @@ from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_to_attr, gpu_set_to_at
 from ..ir.match import classify, conv_gemm
 from ..ir.resources import blob_constant, constant_array
 from ..ir.walk import defining_op, walk
-from ..lowering.early_rounding import rounded_at_source
+from ..lowering.dispatch.early_rounding import rounded_at_source
 from ..tuning.db import chosen_tile
 from ..ukernel.amx_space import select_amx
 from ..ukernel.gpu_space import select_gpu
@@ -103,7 +103,7 @@ class _RoundedOnce:
 
 def _rounded_to_bf16(value: ir.Value) -> ir.Value:
     """`value` rounded to bf16, to nearest even: a constant (a weight) once, here, the others on every call,
-    where they are made (lowering/early_rounding.py)."""
+    where they are made (lowering/dispatch/early_rounding.py)."""
     array = constant_array(value)
     if array is None:
         return rounded_at_source(value)

@@ -115,7 +115,7 @@ class Tile(ModulePass):
 
     def _rewrite_amx(self, module_op, present: set[str], op) -> None:
         """A bf16 matmul becomes a call to its AMX dispatch, a placeholder on tensors until bufferization
-        (codegen/amx_matmul.py; lowering/amx_bodies.py gives it its AMX body)."""
+        (codegen/amx_matmul.py; lowering/buffers/amx_bodies.py gives it its AMX body)."""
         aset = _checked_set(op, AMX_ATTR, amx_set_from_attr, on_buffers=False)
         a, b, init = op.operands
         storage = _zero_fill_destination(init)

@@ -110,7 +110,7 @@ class Function:
     (one descriptor pointer per argument, then one per result) or, with `packed`, the ExecutionEngine's
     packed wrapper of it; `rules` its shape rules (shape_rules.py); `tiled_ops` what compiled it, for
     reports: (UKernelSet, loop dim classes) per tiled op. A module with asserts takes one more
-    descriptor, the call's status (lowering/asserts.py): an int32 of the calling thread, zeroed before
+    descriptor, the call's status (lowering/llvm/asserts.py): an int32 of the calling thread, zeroed before
     each call, the number of the assert that failed after it."""
 
     SHAPE_CACHE = 256     # argument-shape tuples whose checked plans are remembered

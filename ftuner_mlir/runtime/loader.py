@@ -138,7 +138,7 @@ def _torch_of(args):
     return None
 
 
-ABI_SYMBOL = "ftuner_abi"     # lowering/abi.py: the library's own description of its public functions
+ABI_SYMBOL = "ftuner_abi"     # lowering/graph/abi.py: the library's own description of its public functions
 
 
 class DamagedModule(RuntimeError):

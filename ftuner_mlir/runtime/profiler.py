@@ -1,4 +1,4 @@
-"""Reading a profile-mode module's clocks (lowering/profile.py): seconds per timed site, summed by kind."""
+"""Reading a profile-mode module's clocks (lowering/buffers/profile.py): seconds per timed site, summed by kind."""
 from __future__ import annotations
 
 import ctypes

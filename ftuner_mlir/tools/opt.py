@@ -22,6 +22,7 @@ USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...]
   --pass-pipeline=P      a textual pipeline mixing upstream passes and ftuner passes
   -p P                   same as --pass-pipeline
   --list-passes          list the ftuner passes and their options
+  --list-phases          the CPU pipeline for the target, phase by phase (docs/pipeline.md)
   --print-target         print the resolved target and exit
   --NAME[=OPTIONS]       run pass NAME (an ftuner pass or any upstream MLIR pass); options as
                          'key=value key2=value2', the same as NAME{key=value key2=value2}
@@ -42,7 +43,7 @@ class UsageError(Exception):
     pass
 
 
-SWITCHES = {"-h": "help", "--help": "help", "--list-passes": "list", "--print-target": "print_target",
+SWITCHES = {"-h": "help", "--help": "help", "--list-passes": "list", "--list-phases": "phases", "--print-target": "print_target",
             "--split-input-file": "split", "--verify-diagnostics": "verify", "--version": "version",
             "--mlir-print-debuginfo": "debuginfo", "--allow-unregistered-dialect": "unregistered"}
 INSTRUMENT_FLAGS = {"--mlir-print-ir-before-all": "print_before_all", "--mlir-print-ir-after-all": "print_after_all",
@@ -50,7 +51,7 @@ INSTRUMENT_FLAGS = {"--mlir-print-ir-before-all": "print_before_all", "--mlir-pr
 
 
 def parse_args(argv: list[str]) -> dict:
-    opts = {"input": None, "output": None, "target": None, "stages": [], "list": False, "print_target": False,
+    opts = {"input": None, "output": None, "target": None, "stages": [], "list": False, "phases": False, "print_target": False,
             "split": False, "verify": False, "instrument": {}, "debuginfo": False, "unregistered": False}
     it = iter(argv)
     for arg in it:
@@ -117,6 +118,10 @@ def run(argv: list[str]) -> int:
         return _fail(f"ftuner-opt: {err}")
     if opts["print_target"]:
         sys.stdout.write(target.describe() + "\n" + target.to_json() + "\n")
+        return 0
+    if opts["phases"]:
+        from .pipeline_doc import describe
+        sys.stdout.write(describe(target))
         return 0
     return _transform(opts, target)
 

@@ -93,7 +93,7 @@ func.func @ffn_two_stages(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor
   return %y : tensor<?x?xf32>
 }
 
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// CHECK-LABEL: IR Dump After ftuner-fuse-epilogues
 // CHECK:       func.func @ffn_in(
 // CHECK:         call @[[$COPY:ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z_ep[0-9]+]]({{.*}}) : (tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>
 // CHECK-NOT:     arith.maximumf
@@ -105,7 +105,7 @@ func.func @ffn_two_stages(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor
 // CHECK:           arith.mulf
 // CHECK:           arith.maximumf
 
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:build_amx_bodies
+// CHECK-LABEL: IR Dump After ftuner-build-amx-bodies
 // CHECK:       func.func private @[[$COPY]](
 // CHECK:         scf.forall
 // CHECK:           call @[[ROWS:ftuner_amx_rows_32_n32_kc256_z_of_ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z_ep[0-9]+]]({{.*}}) {no_inline} : ({{.*}}, memref<?xf32, strided<[1], offset: ?>>) -> ()
@@ -125,7 +125,7 @@ func.func @ffn_two_stages(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor
 // CHECK:           vector.transfer_write %{{.*}}, %[[CBUF]][%[[ROW]], %{{.*}}], %[[MASK]] {in_bounds = [true]}
 // CHECK:         return
 
-// FFN-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// FFN-LABEL: IR Dump After ftuner-fuse-epilogues
 // FFN:       func.func @ffn(
 // FFN:         %[[H:.+]] = call @[[$NARROW:ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z_ep[0-9_ep]+]]({{.*}}) : (tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?x?xbf16>, tensor<?xf32>) -> tensor<?x?xbf16>
 // FFN:         call @ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z(%[[H]],
@@ -136,7 +136,7 @@ func.func @ffn_two_stages(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor
 // FFN:         linalg.generic {{.*}} ins(%{{.*}}, %[[MM]] : tensor<?xf32>, tensor<?x?xf32>) outs(%[[C]] : tensor<?x?xbf16>) attrs =  {ftuner.amx_epilogue_op}
 // FFN:           arith.maximumf
 // FFN:           arith.trunci
-// FFN-LABEL: IR Dump After ftuner-lower-cpu:build_amx_bodies
+// FFN-LABEL: IR Dump After ftuner-build-amx-bodies
 // FFN:       func.func private @[[$NARROW]](
 // FFN:         scf.forall
 // FFN:           %[[STRIP:.+]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<32x?xf32>
@@ -149,7 +149,7 @@ func.func @ffn_two_stages(%x: tensor<?x?xf32>, %w1: tensor<?x?xf32>, %b1: tensor
 // FFN:         arith.trunci {{.*}} : vector<16xi32> to vector<16xi16>
 // FFN:         vector.transfer_write %{{.*}} : vector<16xbf16>, memref<?x?xbf16, strided<[?, 1], offset: ?>>
 
-// TWO-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// TWO-LABEL: IR Dump After ftuner-fuse-epilogues
 // TWO:       func.func @ffn_two_stages(
 // TWO:         %[[H2:.+]] = call @[[$TWO:ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z_ep[0-9]+_ep[0-9]+]]({{.*}}) -> tensor<?x?xbf16>
 // TWO:         call @ftuner_amx_dispatch_matmul_32x32_b1024k_p2_z(%[[H2]],

@@ -26,7 +26,7 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // TILE:         linalg.fill
 // TILE:         linalg.matmul
 
-// BODY-LABEL: IR Dump After ftuner-cpu-pipeline:build_amx_bodies
+// BODY-LABEL: IR Dump After ftuner-build-amx-bodies
 // BODY:       func.func private @ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z(%{{.*}}: memref<?x?xbf16, {{.*}}>, %{{.*}}: memref<?x?xbf16, {{.*}}>, %{{.*}}: memref<?x?xf32, {{.*}}>)
 // BODY-SAME:    ftuner.dispatch = "matmul_transpose_b"
 // BODY:         scf.forall

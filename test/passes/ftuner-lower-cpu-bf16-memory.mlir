@@ -1,7 +1,7 @@
 // RUN: ftuner-opt %s --target=intel-spr --ftuner-cpu-pipeline | FileCheck %s
 
 // bf16 data moved without arithmetic (a transpose, a scalar copy loop): in the LLVM dialect every load
-// and store of bf16 is one of i16 (lowering/bf16_memory.py). The x86 backend carries a bf16 vector it
+// and store of bf16 is one of i16 (lowering/llvm/bf16_memory.py). The x86 backend carries a bf16 vector it
 // cannot move as such through fp32 and truncates it back by calling __truncsfbf2, which libgcc lacks.
 func.func @moved(%x: tensor<?x5x?xbf16>) -> tensor<?x?x5xbf16> {
   %c0 = arith.constant 0 : index

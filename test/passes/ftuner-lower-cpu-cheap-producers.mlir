@@ -59,7 +59,7 @@ func.func @masked(%m: tensor<?xi1>, %x: tensor<?xf32>) -> (tensor<?xf32>, tensor
   return %a, %p : tensor<?xf32>, tensor<?xf32>
 }
 
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:recompute_cheap_producers
+// CHECK-LABEL: IR Dump After ftuner-recompute-cheap-producers
 // CHECK:         %[[X:.+]] = bufferization.to_tensor %arg0
 // CHECK-COUNT-3: linalg.generic {{.*}} ins(%[[X]] : tensor<4x?x8xf32>) outs(%{{.*}} : tensor<4x?x8xf64>)
 // CHECK-NOT:     ins(%[[X]] : tensor<4x?x8xf32>) outs(%{{.*}} : tensor<4x?x8xf64>)
@@ -78,4 +78,4 @@ func.func @masked(%m: tensor<?xi1>, %x: tensor<?xf32>) -> (tensor<?xf32>, tensor
 // CHECK:           arith.extf
 // CHECK:           arith.mulf
 // CHECK-NOT:     tensor<4x?x8xf64>
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:approximate_math
+// CHECK-LABEL: IR Dump After ftuner-approximate-math

@@ -159,7 +159,7 @@ func.func @power_17(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32>
   return %r : tensor<?x?xf32>
 }
 
-// A residual add read by two consumers (a layer norm's reductions): ftuner-lower-cpu:recompute_cheap_producers
+// A residual add read by two consumers (a layer norm's reductions): ftuner-recompute-cheap-producers
 // leaves it alone (a clone per consumer would keep it from fusing), so it runs in the dispatch and
 // both consumers read its one result.
 #row3 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
@@ -208,7 +208,7 @@ func.func @residual_two_readers(%x: tensor<4x?x64xf32>, %w: tensor<64x48xf32>, %
 }
 
 // Two linear layers with the same bias + ReLU: both sites call one copy, the one @linear_relu calls
-// (lowering/merge_functions.py: a model's layers share their epilogue copies).
+// (lowering/llvm/merge_functions.py: a model's layers share their epilogue copies).
 func.func @two_linear_relu(%a: tensor<?x?xf32>, %b1: tensor<?x?xf32>, %bias1: tensor<?xf32>,
                            %b2: tensor<?x?xf32>, %bias2: tensor<?xf32>) -> tensor<?x?xf32> {
   %c0 = arith.constant 0 : index
@@ -242,7 +242,7 @@ func.func @two_linear_relu(%a: tensor<?x?xf32>, %b1: tensor<?x?xf32>, %bias1: te
   return %r2 : tensor<?x?xf32>
 }
 
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:fuse_epilogues
+// CHECK-LABEL: IR Dump After ftuner-fuse-epilogues
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-NOT:     linalg.generic
 // CHECK:         call @[[$RELU:ftuner_dispatch_matmul_8x32_[a-z0-9_]+_ep0]](%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?xf32>, tensor<?x?xf32>, tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>

@@ -2,7 +2,7 @@
 
 // Attention's head transposes (Q, V: [0, 2, 1, 3]; K^T: [0, 2, 3, 1]) collapsed into batch-matmul
 // operands are read in place, and the context written in place in [B, T, H, D] instead of transposed
-// back: the dispatch copies take the 4-D tensors (lowering/head_views.py).
+// back: the dispatch copies take the 4-D tensors (lowering/dispatch/head_views.py).
 func.func @main(%qkv: tensor<?x?x120xf32>, %rows: tensor<?xf32>) -> tensor<?x?x40xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -107,7 +107,7 @@ func.func @from_matmul(%x: tensor<?x16xf32>, %w: tensor<16x120xf32>, %rows: tens
   return %o : tensor<?x?x20xf32>
 }
 
-// CHECK-LABEL: IR Dump After ftuner-cpu-pipeline:read_heads_in_place
+// CHECK-LABEL: IR Dump After ftuner-read-heads-in-place
 // CHECK-LABEL: func.func @main(
 // CHECK-NOT:     linalg.transpose
 // CHECK:         %[[Q:.+]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] {{.*}} into tensor<?x?x2x20xf32>
@@ -140,8 +140,8 @@ func.func @from_matmul(%x: tensor<?x16xf32>, %w: tensor<16x120xf32>, %rows: tens
 // CHECK:           tensor.extract_slice %[[A]][%[[BATCH]], %{{.+}}, %[[HEAD]], %{{.+}}] [1, %{{.+}}, 1, %{{.+}}] [1, 1, 1, 1] : tensor<?x?x?x?xf32> to tensor<?x?xf32>
 // CHECK:           tensor.extract_slice %[[B]][%[[BATCH]], %{{.+}}, %[[HEAD]], %{{.+}}] [1, %{{.+}}, 1, %{{.+}}] [1, 1, 1, 1] : tensor<?x?x?x?xf32> to tensor<?x?xf32>
 // CHECK:           call @ftuner_pack_bt_
-// CHECK-LABEL: IR Dump After ftuner-cpu-pipeline:clamp_extract_indices
-// CHECK-LABEL: IR Dump After ftuner-cpu-pipeline:keep_dispatch_calls
+// CHECK-LABEL: IR Dump After ftuner-recompute-cheap-producers
+// CHECK-LABEL: IR Dump After ftuner-keep-dispatch-calls
 // CHECK-LABEL: func.func @from_matmul(
 // CHECK:         call @ftuner_dispatch_batch_matmul_{{.*}}_av0213_bv0231_z_f32(%{{.*}}) {no_inline} : (memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>, memref<?x?x?x?xf32, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK-LABEL: IR Dump After

@@ -1,6 +1,6 @@
 // RUN: ftuner-opt %s --target=x86-avx512 --ftuner-lower-cpu | FileCheck %s --implicit-check-not=memrefCopy
 
-// GPT-2's q/k/v split: a strided column slice reshaped into heads is a view (lowering/reshapes.py: the
+// GPT-2's q/k/v split: a strided column slice reshaped into heads is a view (lowering/loops/reshapes.py: the
 // reshape only splits the last dim), so no copy of the slice is made (once a loop nest, never MLIR's
 // element-at-a-time memrefCopy helper); the head permute, a linalg.transpose, becomes a generic that
 // reads the slice in place and runs over the cores (an OpenMP loop) when it is big.

@@ -1,6 +1,6 @@
 // RUN: ftuner-opt %s --target=x86-avx512 '--pass-pipeline=builtin.module(ftuner-cpu-pipeline{profile=1})' | FileCheck %s
 
-// Profile mode labels a row chain (lowering/row_chains.py: a softmax's max, exp, sum and divide as one
+// Profile mode labels a row chain (lowering/loops/row_chains.py: a softmax's max, exp, sum and divide as one
 // loop over rows) as one reduction site counting its ops, not by the first op of its serial branch
 // (a layer norm's was bufferization's copy of a reduction's init: the chain read as a copy).
 // CHECK:       module attributes {ftuner.profile_sites = "{{\[\[}}\22softmax\22, \22total\22

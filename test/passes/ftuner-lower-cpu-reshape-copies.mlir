@@ -27,13 +27,13 @@ func.func @bmm_reshape(%a: tensor<24x?x8xf32>, %b: tensor<24x8x?xf32>) -> tensor
   return %x : tensor<2x12x?x?xf32>
 }
 
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:keep_dispatch_calls
+// CHECK-LABEL: IR Dump After ftuner-keep-dispatch-calls
 // CHECK-LABEL: func.func @bmm_reshape(
 // CHECK:         %[[C:.+]] = memref.alloc({{.*}}) {{.*}} : memref<24x?x?xf32>
 // CHECK:         call @ftuner_dispatch_batch_matmul
 // CHECK:         memref.copy %{{.*}}, %[[BUF:.+]] : memref<24x?x?xf32, strided<[?, ?, ?], offset: ?>> to memref<24x?x?xf32>
 // CHECK-NEXT:    memref.reshape %[[BUF]](
-// CHECK-LABEL: IR Dump After ftuner-lower-cpu:read_reshapes_in_place
+// CHECK-LABEL: IR Dump After ftuner-read-reshapes-in-place
 // CHECK-LABEL: func.func @bmm_reshape(
 // CHECK:         %[[C:.+]] = memref.alloc({{.*}}) {{.*}} : memref<24x?x?xf32>
 // CHECK:         call @ftuner_dispatch_batch_matmul

@@ -10,7 +10,7 @@
 // AVX2-SAME:     target_cpu = "x86-64-v3", target_features = #llvm.target_features<["-avx512f"]>
 
 // A matmul followed by an elementwise generic (bias + ReLU): the matmul goes through the uKernels,
-// the generic runs inside its dispatch as an epilogue on each block (lowering/epilogues.py); both end
+// the generic runs inside its dispatch as an epilogue on each block (lowering/dispatch/epilogues.py); both end
 // up in the LLVM dialect.
 #rows = affine_map<(i, j) -> (i, j)>
 #bias = affine_map<(i, j) -> (j)>

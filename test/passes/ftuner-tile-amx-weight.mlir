@@ -26,7 +26,7 @@ func.func @dense(%x: tensor<?x40xbf16>) -> tensor<?x20xf32> {
 // CHECK:       func.func private @[[DISPATCH]]({{.*}}) -> tensor<?x?xf32> attributes {{{.*}}ftuner.amx_prepacked = 32 : i64
 // CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[$PANEL_MAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
 
-// BODY-LABEL: IR Dump After ftuner-cpu-pipeline:build_amx_bodies
+// BODY-LABEL: IR Dump After ftuner-build-amx-bodies
 // BODY:       func.func private @ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_pw32_z(
 // BODY:         scf.forall
 // BODY:           memref.subview {{.*}} to memref<?x32xbf16, strided<[32, 1], offset: ?>>

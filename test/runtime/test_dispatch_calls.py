@@ -60,7 +60,7 @@ def test_static_strides_only_where_every_caller_agrees():
     a dynamic one."""
     from mlir import ir
 
-    from ftuner_mlir.lowering.dispatch_calls import _known_strides_type
+    from ftuner_mlir.lowering.dispatch.dispatch_calls import _known_strides_type
     with ir.Context(), ir.Location.unknown():
         t = ir.MemRefType(ir.Type.parse("memref<?x?xf32, strided<[?, ?], offset: ?>>"))
         same = [ir.MemRefType(ir.Type.parse(s)) for s in ("memref<?x96xf32>", "memref<7x96xf32>")]

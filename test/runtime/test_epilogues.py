@@ -1,4 +1,4 @@
-"""Elementwise consumers fused into the matmul dispatch as epilogues (lowering/epilogues.py) compute
+"""Elementwise consumers fused into the matmul dispatch as epilogues (lowering/dispatch/epilogues.py) compute
 what the unfused ops did: against float64 numpy, on poisoned outputs, over sizes that leave partial
 blocks, partial vectors (the masked rest of a row) and single rows and columns. The functions are
 the lit test's (test/passes/ftuner-lower-cpu-epilogues.mlir), which checks the fused IR."""

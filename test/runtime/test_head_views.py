@@ -1,5 +1,5 @@
 """Attention's batch matmuls read Q, K^T and V as (batch, head) slices of the [B, T, H, D] projections
-(lowering/head_views.py, codegen/matmul.HeadViews): compiled once, compared with float64 numpy at
+(lowering/dispatch/head_views.py, codegen/matmul.HeadViews): compiled once, compared with float64 numpy at
 sequence lengths 1, primes and past one reduction block, on head dims that are and are not a multiple of
 the vector width, with and without torch-mlir's broadcast gather between transpose and matmul."""
 import numpy as np

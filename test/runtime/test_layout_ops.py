@@ -79,7 +79,7 @@ def test_dynamic_broadcast_copy_or_broadcast(rng, x, n):
 
 
 # A batch_matmul result [24, M, N] reshaped to [2, 12, M, N] (attention scores), then exp: the reshape reads the
-# dispatch's buffer in place (lowering/reshape_copies.py).
+# dispatch's buffer in place (lowering/buffers/reshape_copies.py).
 BMM_RESHAPE = """
 func.func @bmm_reshape(%a: tensor<24x?x8xf32>, %b: tensor<24x8x?xf32>) -> tensor<2x12x?x?xf32> {
   %c1 = arith.constant 1 : index

@@ -1,4 +1,4 @@
-"""f32 exp, erf and tanh compiled as polynomials (lowering/math_approx.py), against float64."""
+"""f32 exp, erf and tanh compiled as polynomials (lowering/dispatch/math_approx.py), against float64."""
 import math
 
 import numpy as np

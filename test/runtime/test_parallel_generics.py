@@ -1,4 +1,4 @@
-"""Elementwise ops and row reductions split over the cores above a size (lowering/parallel_generics.py):
+"""Elementwise ops and row reductions split over the cores above a size (lowering/loops/parallel_generics.py):
 the parallel and the serial branch both exact, on sizes either side of the threshold."""
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ftuner_mlir
-from ftuner_mlir.lowering.parallel_generics import PARALLEL_MIN_ELEMENTS
+from ftuner_mlir.lowering.loops.parallel_generics import PARALLEL_MIN_ELEMENTS
 
 from .helpers import poisoned, random
 
@@ -64,7 +64,7 @@ def test_row_sum_both_branches(exe, rng, batch, rows):
 
 
 # x widened to f64, read by a sum and by its square (torch-mlir's layer-norm variance): the cast is recomputed
-# in each reduction (lowering/cheap_producers.py); sum(x) + sum(x * x) per row, against float64 numpy.
+# in each reduction (lowering/dispatch/cheap_producers.py); sum(x) + sum(x * x) per row, against float64 numpy.
 WIDENED_SUMS = """
 func.func @ln(%x: tensor<4x?x8xf32>) -> tensor<4x?x1xf64> {
   %c1 = arith.constant 1 : index

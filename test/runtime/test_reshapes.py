@@ -1,4 +1,4 @@
-"""Reshapes that split or merge neighbouring dims run as views (lowering/reshapes.py), the others as
+"""Reshapes that split or merge neighbouring dims run as views (lowering/loops/reshapes.py), the others as
 before: every function of the lit test (test/passes/ftuner-lower-cpu-reshapes.mlir, which checks the
 rewritten IR) against numpy's reshape, on fresh random data, poisoned outputs and several T."""
 from pathlib import Path

@@ -1,5 +1,5 @@
-"""Row ops fused into one loop over rows (lowering/row_chains.py) with their rows as vector code
-(lowering/row_vectors.py) compute what the separate ops did: a softmax and a layer norm (the lit
+"""Row ops fused into one loop over rows (lowering/loops/row_chains.py) with their rows as vector code
+(lowering/loops/row_vectors.py) compute what the separate ops did: a softmax and a layer norm (the lit
 test's functions, test/passes/ftuner-lower-cpu-row-chains.mlir, which checks the fused IR) against
 float64 numpy on poisoned outputs, for rows of 1, of fewer than a vector, of exact vectors and of
 vectors plus a rest, with -inf and NaN entries, on both sides of the parallel threshold (the fused

@@ -155,7 +155,7 @@ def test_linalg_softmax_is_decomposed(rng):
 
 
 def test_row_max_with_and_without_its_argmax(rng):
-    """The argmax nobody reads is dropped (lowering/dead_results.py); the maximum must not change, and an
+    """The argmax nobody reads is dropped (lowering/graph/dead_results.py); the maximum must not change, and an
     argmax that is read stays exact. Rows of odd, prime and unit length, -inf entries included."""
     exe = ftuner_mlir.compile((INPUTS / "max-argmax.mlir").read_text())
     for rows, cols in ((1, 1), (3, 17), (13, 1), (64, 131), (7, 1024)):

@@ -12,7 +12,8 @@ from mlir import ir
 import ftuner_mlir
 from ftuner_mlir import driver
 from ftuner_mlir.analysis.constant_work import constant_only_ops
-from ftuner_mlir.lowering.constant_generics import fold_constant_generics
+from ftuner_mlir.lowering.graph.constant_generics import fold_constant_generics
+from ftuner_mlir.passes.cpu.graph import FoldConstantGenerics
 from ftuner_mlir.passes.lower_cpu import LowerCpu
 from ftuner_mlir.torch import exporting
 
@@ -25,7 +26,7 @@ def _tiled(text: str, fold: bool = True) -> ir.Module:
     target = ftuner_mlir.parse_target("host")
     module = ir.Module.parse(text, ir.Context())
     driver.run_pipeline(module, driver.parse_pipeline("ftuner-select-ukernels,ftuner-tile", target))
-    assert LowerCpu(target=target).steps()[0] is fold_constant_generics
+    assert isinstance(LowerCpu(target=target).passes()[0], FoldConstantGenerics)
     if fold:
         with module.context:
             fold_constant_generics(module.operation)

@@ -4,7 +4,7 @@ keeps both; public functions are never merged; callers that become identical mer
 from mlir import ir
 
 from ftuner_mlir.ir.walk import functions
-from ftuner_mlir.lowering.merge_functions import merge_identical_functions
+from ftuner_mlir.lowering.llvm.merge_functions import merge_identical_functions
 
 SOURCE = """
 func.func private @scale_a(%x: f32) -> f32 {

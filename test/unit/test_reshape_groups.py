@@ -3,7 +3,7 @@ side of fewer dims, each dim's run of the other side's dims, or None."""
 import pytest
 
 from ftuner_mlir.ir.build import DYNAMIC
-from ftuner_mlir.lowering.reshapes import _groups
+from ftuner_mlir.lowering.loops.reshapes import _groups
 
 D = DYNAMIC
 

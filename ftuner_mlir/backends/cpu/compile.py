@@ -115,8 +115,8 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     from mlir import ir
     from mlir.execution_engine import ExecutionEngine
 
-    from ...lowering import profile
-    from ...lowering.amx_bodies import USES_AMX_ATTR
+    from ...lowering.buffers import profile
+    from ...lowering.buffers.amx_bodies import USES_AMX_ATTR
     from ...runtime.loader import request_amx_tile_state
     from ..lower import lower_cpu
 

@@ -19,7 +19,7 @@ class BuildOptions:
     mr: int = 0                   # forced body uKernel (with nr); 0: measured or analytic choice
     nr: int = 0
     tuning: bool = True           # read the tuning database
-    profile: bool = False         # time the public functions' ops by kind (lowering/profile.py)
+    profile: bool = False         # time the public functions' ops by kind (lowering/buffers/profile.py)
     matmul_precision: str = "f32"  # "bf16": fp32 matmuls on the bf16 matrix engine (passes/select_ukernels.py)
 
     def __post_init__(self):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ...errors import CompileError
 from .. import child_process
-from ...lowering.llvm_target import TRIPLE, host_cpu, llvm_cpu
+from ...lowering.llvm.llvm_target import TRIPLE, host_cpu, llvm_cpu
 from ...runtime import libs
 
 @functools.cache

@@ -45,8 +45,8 @@ def build(source: str, options, out: Path) -> dict:
     """Lower `source`, build the library in `out`, return the manifest (also written there)."""
     from mlir import ir
 
-    from ...lowering import profile
-    from ...lowering.amx_bodies import USES_AMX_ATTR
+    from ...lowering.buffers import profile
+    from ...lowering.buffers.amx_bodies import USES_AMX_ATTR
     from ..lower import lower_cpu
     from . import constants
     from .toolchain import assemble, build_library

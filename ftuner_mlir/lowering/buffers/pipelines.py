@@ -1,0 +1,41 @@
+"""Bufferization and parallelization: upstream pipelines, and the dispatch loops' schedule."""
+from __future__ import annotations
+
+from mlir import ir
+
+from ...ir.walk import functions, walk
+from ..dispatch.dispatch_calls import DISPATCH_ATTR
+
+
+def bufferize_pipeline() -> list[str]:
+    """Tensors to buffers; private functions keep strided layouts so subviews pass without copies."""
+    return [
+        "canonicalize", "cse", "eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
+        "one-shot-bufferize{bufferize-function-boundaries=1 "
+        "function-boundary-type-conversion=fully-dynamic-layout-map}",
+        "drop-equivalent-buffer-results",
+    ]
+
+
+def after_bufferize_pipeline() -> list[str]:
+    """Row strips and uKernels are inlined into their dispatch (dispatch calls are kept: see
+    dispatch_calls.py), then buffers are freed."""
+    return ["inline", "symbol-dce", "canonicalize", "cse", "buffer-deallocation-pipeline", "canonicalize"]
+
+
+def parallel_pipeline(num_threads: int) -> list[str]:
+    """scf.forall becomes an OpenMP parallel loop (or a sequential loop for one thread)."""
+    if num_threads <= 1:
+        return ["scf-forall-to-for"]
+    return ["scf-forall-to-parallel", f"convert-scf-to-openmp{{num-threads={num_threads}}}"]
+
+
+def balance_dispatch_loops(module_op) -> None:
+    """The dispatch functions' OpenMP loops hand out their blocks dynamically: on a shared machine one
+    core may run slower than the other (a busy sibling thread), and a static split then waits for it."""
+    dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>", module_op.context)
+    for fn in functions(module_op):
+        if DISPATCH_ATTR in fn.attributes:
+            for op in walk(fn):
+                if op.operation.name == "omp.wsloop":
+                    op.attributes["schedule_kind"] = dynamic

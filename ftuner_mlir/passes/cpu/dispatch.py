@@ -1,0 +1,48 @@
+"""Phase 2 of ftuner-lower-cpu, on tensors: each matmul dispatch grows by what fuses into it."""
+from __future__ import annotations
+
+import dataclasses
+
+from ...codegen import matmul
+from ...lowering.dispatch import cheap_producers, epilogues, head_views, math_approx
+from ..base import ModulePass
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadHeadsInPlace(ModulePass):
+    name = "ftuner-read-heads-in-place"
+    summary = "Attention's head transposes read in place by the batch matmuls (their dispatches take strided views)"
+
+    def apply(self, module_op) -> None:
+        head_views.read_heads_in_place(module_op, lambda uks, zero_init, views: (
+            matmul.dispatch_name(uks, zero_init, views=views), matmul.emit_all(uks, zero_init, views=views)))
+
+
+@dataclasses.dataclass(frozen=True)
+class RecomputeCheapProducers(ModulePass):
+    name = "ftuner-recompute-cheap-producers"
+    summary = "Cheap elementwise producers read by several consumers cloned into each, so each fuses"
+
+    def apply(self, module_op) -> None:
+        cheap_producers.recompute_cheap_producers(module_op)
+
+
+@dataclasses.dataclass(frozen=True)
+class ApproximateMath(ModulePass):
+    name = "ftuner-approximate-math"
+    summary = "f32 exp, erf and tanh as vectorizable polynomials (libm calls stay scalar)"
+
+    def apply(self, module_op) -> None:
+        math_approx.approximate_math(module_op)
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseEpilogues(ModulePass):
+    name = "ftuner-fuse-epilogues"
+    summary = "Elementwise consumers of a matmul (bias, GELU, residual, a rounding to bf16) run inside its dispatch"
+
+    def apply(self, module_op) -> None:
+        epilogues.fuse_epilogues(module_op, self.resolved_target().lanes(32))
+
+
+PASSES = [ReadHeadsInPlace, RecomputeCheapProducers, ApproximateMath, FuseEpilogues]

@@ -27,11 +27,11 @@ func.func @reads_an_argument(%x: tensor<2x3xi64>) -> tensor<2x3xi64> {
 
 // CHECK-LABEL: func.func @iota(
 // CHECK-NOT:     linalg.generic
-// CHECK:         %[[C:.+]] = arith.constant dense_resource<[[BLOB:.+]]> : tensor<2x3xi64>
+// CHECK:         %[[C:.+]] = arith.constant dense_resource<ftuner_folded> : tensor<2x3xi64>
 // CHECK-NOT:     linalg.generic
 // CHECK:         return %[[C]]
 // CHECK-LABEL: func.func @reads_an_argument(
 // CHECK:         linalg.generic
 // CHECK:           arith.addi
 // The folded values, i * j as little-endian i64 after the blob's alignment: 0 0 0 / 0 1 2.
-// CHECK:         [[BLOB]]: "0x08000000000000000000000000000000000000000000000000000000000000000000000001000000000000000200000000000000"
+// CHECK:         ftuner_folded: "0x08000000000000000000000000000000000000000000000000000000000000000000000001000000000000000200000000000000"

@@ -27,12 +27,12 @@ func.func @linear_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?
 
 // CHECK-LABEL: func.func @linear_relu(
 // CHECK-SAME:      %[[A:[^:]+]]: tensor<?x?xf32>, %[[B:[^:]+]]: tensor<?x?xf32>, %[[BIAS:[^:]+]]: tensor<?xf32>)
-// CHECK:         %[[R:.+]] = call @[[EP:ftuner_dispatch_matmul_.*_ep0]](%[[A]], %[[B]], %{{.+}}, %[[BIAS]])
+// CHECK:         %[[R:.+]] = call @[[$EP:ftuner_dispatch_matmul_.*_ep0]](%[[A]], %[[B]], %{{.+}}, %[[BIAS]])
 // CHECK-NOT:     linalg.generic
 // CHECK:         return %[[R]]
 // The copy runs the epilogue on each block: the block's slice of the bias, 16 columns a step, the
 // remainder masked, after the last reduction block.
-// CHECK:       func.func private @[[EP]](
+// CHECK:       func.func private @[[$EP]](
 // CHECK-SAME:      %{{[^:]+}}: tensor<?x?xf32>, %{{[^:]+}}: tensor<?x?xf32>, %{{[^:]+}}: tensor<?x?xf32>, %[[EB:[^:]+]]: tensor<?xf32>)
 // CHECK-SAME:      ftuner.epilogue = 1
 // CHECK:         scf.forall

@@ -1,0 +1,42 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-parallelize-generics | FileCheck %s
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-parallelize-generics=num-threads=1 | FileCheck %s --check-prefix=SEQ
+
+// An elementwise op and a row reduction with at least 32768 points run over the cores: scf.if chooses
+// at run time between an scf.forall over the rows (the leading parallel dims; the innermost dim whole,
+// as vector code) and the op as it was. One thread: nothing changes.
+#map = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#map1 = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+func.func @bias_gelu(%x: tensor<?x?x768xf32>, %o: tensor<?x?x768xf32>) -> tensor<?x?x768xf32> {
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<?x?x768xf32>) outs(%o : tensor<?x?x768xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.erf %in : f32
+    linalg.yield %e : f32
+  } -> tensor<?x?x768xf32>
+  return %r : tensor<?x?x768xf32>
+}
+func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?x1xf32> {
+  %r = linalg.generic {indexing_maps = [#map, #map1], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<?x?x768xf32>) outs(%o : tensor<?x?x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?x?x1xf32>
+  return %r : tensor<?x?x1xf32>
+}
+
+// CHECK-LABEL: func.func @bias_gelu(
+// CHECK:         %[[BIG:.+]] = arith.cmpi uge, %{{.+}}, %c32768{{.*}} : index
+// CHECK:         scf.if %[[BIG]] -> (tensor<?x?x768xf32>) {
+// CHECK:           scf.forall (%{{.+}}, %{{.+}}) in (%{{.+}}, %{{.+}}) shared_outs(
+// CHECK:             tensor.extract_slice %{{.+}} [1, 1, 768] [1, 1, 1]
+// CHECK:             math.erf %{{.+}} : vector<16xf32>
+// CHECK:         } else {
+// CHECK:           linalg.generic
+// CHECK:             math.erf %{{.+}} : f32
+// CHECK-LABEL: func.func @row_sum(
+// CHECK:         scf.if %{{.+}} -> (tensor<?x?x1xf32>) {
+// CHECK:           scf.forall (%{{.+}}, %{{.+}}) in (%{{.+}}, %{{.+}}) shared_outs(
+// CHECK:             vector.reduction <add>
+// CHECK:         } else {
+// CHECK:           linalg.generic {{.*}}"reduction"
+// SEQ-NOT:     scf.forall
+// SEQ-NOT:     scf.if

@@ -1,0 +1,40 @@
+// RUN: ftuner-opt %s --target=intel-spr --ftuner-select-ukernels --ftuner-tile --ftuner-destination-abi '--one-shot-bufferize=bufferize-function-boundaries=1 function-boundary-type-conversion=fully-dynamic-layout-map' --drop-equivalent-buffer-results --ftuner-build-amx-bodies | FileCheck %s
+
+// On buffers, the AMX placeholder of a bf16 Dense (its body the op itself) is replaced by its tile code:
+// blocks over the cores, the B block packed into VNNI panels, one function per row-strip size, tiles
+// loaded, multiplied and stored by the amx dialect; the module is marked as needing the tile state.
+func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x2304xf32> {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x768xbf16>
+  %empty = tensor.empty(%m) : tensor<?x2304xf32>
+  %zero = arith.constant 0.0 : f32
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x2304xf32>) -> tensor<?x2304xf32>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<?x768xbf16>, tensor<2304x768xbf16>) outs(%init : tensor<?x2304xf32>) -> tensor<?x2304xf32>
+  return %r : tensor<?x2304xf32>
+}
+
+// CHECK:       module attributes {ftuner.uses_amx}
+// CHECK-LABEL: func.func private @ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z(
+// CHECK-SAME:      memref<?x?xbf16, strided<[?, ?], offset: ?>>, %{{[^:]+}}: memref<?x?xbf16, strided<[?, ?], offset: ?>>, %{{[^:]+}}: memref<?x?xf32, strided<[?, ?], offset: ?>>)
+// CHECK-NOT:     linalg.matmul
+// CHECK:         scf.forall
+// CHECK:           memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x32xbf16>
+// CHECK:           call @ftuner_amx_pack_bt(
+// CHECK:           call @ftuner_amx_rows_32_n32_kc256_z(
+// CHECK:           call @ftuner_amx_rows_16_n32_kc256_z(
+// CHECK:           call @ftuner_amx_rows_8_n32_kc256_z(
+// CHECK:           call @ftuner_amx_rows_4_n32_kc256_z(
+// CHECK:           call @ftuner_amx_rows_2_n32_kc256_z(
+// CHECK:           call @ftuner_amx_rows_1_n32_kc256_z(
+// CHECK-LABEL: func.func private @ftuner_amx_pack_bt(
+// The 32-row strip: 2x2 C tiles zeroed on the first K chunk, carried through the K loop.
+// CHECK-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_z(
+// CHECK:         amx.tile_zero : !amx.tile<16x16xf32>
+// CHECK:         scf.for {{.*}} -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-COUNT-2:   amx.tile_load %{{.+}} : memref<?x?xbf16, strided<[?, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-2:   amx.tile_load %{{.+}} : memref<?x32xbf16, strided<[32, 1], offset: ?>> into !amx.tile<16x32xbf16>
+// CHECK-COUNT-4:   amx.tile_mulf
+// CHECK-COUNT-4: amx.tile_store
+// CHECK-LABEL: func.func private @ftuner_amx_rows_1_n32_kc256_z(

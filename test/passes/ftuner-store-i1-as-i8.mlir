@@ -1,0 +1,27 @@
+// RUN: ftuner-opt %s --target=x86-avx512 --ftuner-store-i1-as-i8 | FileCheck %s
+
+// A boolean buffer (a mask kept in memory) is stored as bytes: the buffer is i8, a store widens the
+// bit, a load truncates the byte. MLIR 22's MemRefToLLVM asserts on sub-byte elements.
+func.func @mask(%x: memref<?xf32>, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc(%n) : memref<?xi1>
+  %v = memref.load %x[%c0] : memref<?xf32>
+  %b = arith.cmpf ogt, %v, %zero : f32
+  memref.store %b, %m[%c0] : memref<?xi1>
+  %r = memref.load %m[%c0] : memref<?xi1>
+  %s = arith.select %r, %v, %zero : f32
+  memref.dealloc %m : memref<?xi1>
+  return %s : f32
+}
+
+// CHECK-LABEL: func.func @mask(
+// CHECK-NOT:     memref<?xi1>
+// CHECK:         %[[M:.+]] = memref.alloc(%{{.+}}) : memref<?xi8>
+// CHECK:         %[[B:.+]] = arith.cmpf ogt
+// CHECK:         %[[BYTE:.+]] = arith.extui %[[B]] : i1 to i8
+// CHECK:         memref.store %[[BYTE]], %[[M]][%{{.+}}] : memref<?xi8>
+// CHECK:         %[[R:.+]] = memref.load %[[M]][%{{.+}}] : memref<?xi8>
+// CHECK:         %[[BIT:.+]] = arith.trunci %[[R]] : i8 to i1
+// CHECK:         arith.select %[[BIT]]
+// CHECK-NOT:     memref<?xi1>

@@ -27,7 +27,7 @@ USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...]
   --NAME[=OPTIONS]       run pass NAME (an ftuner pass or any upstream MLIR pass); options as
                          'key=value key2=value2', the same as NAME{key=value key2=value2}
   --mlir-print-ir-before-all, --mlir-print-ir-after-all, --mlir-print-ir-after-failure
-                         print the IR to stderr around each pass (ftuner passes show as their steps)
+                         print the IR to stderr around each pass (each ftuner pass under its flag)
   --mlir-timing          a pass timing report on stderr
   --mlir-print-debuginfo print locations in the output
   --allow-unregistered-dialect   parse ops of dialects that are not registered

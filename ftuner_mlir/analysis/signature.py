@@ -17,7 +17,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects.linalg import get_indexing_maps
 
-from ..ir.codecs import ATTR as UKERNELS_ATTR, ukernel_set_from_attr
+from ..ir.attributes import ATTR as UKERNELS_ATTR, UNCHECKED_REGIONS_ATTR
+from ..ir.codecs import ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify_conv
 from ..ir.build import reassociation_groups
@@ -471,7 +472,6 @@ def _single_block(fn, name: str, where: str) -> None:
 # Ops that index a tensor: inside a region the analysis does not follow, they would reach native code
 # with unchecked sizes. A function whose author vouches for its regions' indexing (the benchmark's peak
 # kernels: loops bounded by the dims of the tensors they index) says so with this unit attribute.
-UNCHECKED_REGIONS_ATTR = "ftuner.unchecked_regions"
 _INDEXING_PREFIXES = ("linalg.", "tensor.", "memref.", "bufferization.", "vector.")
 
 

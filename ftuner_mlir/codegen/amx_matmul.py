@@ -22,9 +22,10 @@ from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf, vector
 
 from ..ir import amx
+from ..ir.attributes import AMX_ATTR, AMX_PACK_ATTR, AMX_PREPACKED_ATTR, AMX_ROWS_ATTR, ZERO_INIT_ATTR
 from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
                         tensor_type)
-from ..ir.codecs import AMX_ATTR, ZERO_INIT_ATTR, amx_set_to_attr
+from ..ir.codecs import amx_set_to_attr
 from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
 from ..ukernel.cover import strip_bounds
 from ..ukernel.space import powers_of_two_below
@@ -79,7 +80,6 @@ def _panel_view() -> ir.MemRefType:
     return ir.MemRefType.get([_DYN, K_STEP], _bf16(), ir.StridedLayoutAttr.get(_DYN_STRIDE, [K_STEP, 1]))
 
 
-PREPACKED_ATTR = "ftuner.amx_prepacked"     # on a dispatch whose B is VNNI panels of height `half` (i64)
 
 
 def _scratch_type(aset: AmxSet) -> ir.MemRefType:
@@ -105,7 +105,7 @@ def emit_placeholder(aset: AmxSet, zero_init: bool, prepacked: int | None = None
     if zero_init:
         attributes[ZERO_INIT_ATTR] = ir.UnitAttr.get()
     if prepacked:
-        attributes[PREPACKED_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), prepacked)
+        attributes[AMX_PREPACKED_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), prepacked)
     return private_function(dispatch_name(aset, zero_init, prepacked), [a, b, c], [c], attributes, body)
 
 
@@ -219,7 +219,7 @@ def emit_pack(aset: AmxSet):
         return []
     index_type = ir.IndexType.get()
     return private_function(pack_name(aset), [operand_type(bf16), _panel_view()] + [index_type] * 4, [],
-                            {"ftuner.amx_pack": ir.UnitAttr.get()}, body)
+                            {AMX_PACK_ATTR: ir.UnitAttr.get()}, body)
 
 
 def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue | None = None):
@@ -324,7 +324,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
     extras = [extra_type(kind) for kind in epilogue.kinds] if epilogue else []
     extras += [operand_type(_bf16())] if narrow else []
     fn = private_function(rows_name(rows, aset, zero, epilogue), inputs + [index_type] * 7 + extras, [],
-                          {"ftuner.amx_rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
+                          {AMX_ROWS_ATTR: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
     fn.attributes["no_inline"] = ir.UnitAttr.get()       # one tile configuration per call: never merged
     return fn
 

@@ -19,9 +19,10 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 
 from ..families import Conv2dFamily
+from ..ir.attributes import ATTR, PARALLEL_OUTER_ATTR
 from ..ir.build import (DYNAMIC, cast, collapse_shape, dim, expand_shape, extract_slice, family_matmul, float_constant,
                         index, insert_slice)
-from ..ir.codecs import ATTR, PARALLEL_OUTER_ATTR, parallel_outer, ukernel_set_to_attr
+from ..ir.codecs import parallel_outer, ukernel_set_to_attr
 from ..ukernel.space import UKernelSet
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, gpu, math, memref, scf
 
+from ..ir.attributes import DISPATCH_ATTR
 from ..ir.build import cmp, float_constant, for_loop, if_else, index, private_function
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 
@@ -183,7 +184,7 @@ def emit_dispatch(uks: GpuUKernelSet):
         launch("edge", edge, arith.CeilDivUIOp(n, ebn).result, arith.CeilDivUIOp(rest_m, ebm).result, full_m, zero)
         launch("edge", edge, arith.CeilDivUIOp(rest_n, ebn).result, arith.CeilDivUIOp(full_m, ebm).result, zero, full_n)
         return []
-    return private_function(dispatch_name(uks), [mt, mt, mt], [], {"ftuner.dispatch": ir.StringAttr.get(uks.family)},
+    return private_function(dispatch_name(uks), [mt, mt, mt], [], {DISPATCH_ATTR: ir.StringAttr.get(uks.family)},
                             build)
 
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func, linalg, scf, tensor, vector
 
+from ..ir.attributes import DISPATCH_ATTR, MASKED_UKERNEL_ATTR, PACK_ATTR, ROWS_ATTR, SET_ATTR, UKERNEL_ATTR, UNROLL_K_ATTR, ZERO_INIT_ATTR
 from ..ir.build import (cmp, dim, element_type, extract_slice, float_constant, for_loop, if_else, index,
                         insert_slice, parallel_insert_slice, private_function, read_vector, tensor_type,
                         write_vector)
 from ..families.matmul import HeadViews
-from ..ir.codecs import SET_ATTR, ZERO_INIT_ATTR, ukernel_set_to_attr
+from ..ir.codecs import ukernel_set_to_attr
 from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
 from ..ukernel.space import ELEMENT_BITS, UKernelSet
 
@@ -115,7 +116,7 @@ def emit_ukernel(rows: int, cols: int, dtype: str, zero: bool = False, unroll: b
     def body(a, b, c):
         init = linalg.fill(_float(dtype), outs=[c]) if zero else c
         return [linalg.matmul(a, b, outs=[init])]
-    attributes = _unit_attrs("ftuner.ukernel", *(["ftuner.unroll_k"] if unroll else []))
+    attributes = _unit_attrs(UKERNEL_ATTR, *([UNROLL_K_ATTR] if unroll else []))
     return private_function(ukernel_name(rows, cols, dtype, zero), [a, b, c], [c], attributes, body)
 
 
@@ -186,12 +187,12 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
             out = write_vector(x, out, [row_index[r], offsets[v]], masks[v])
         return [out]
     return private_function(masked_ukernel_name(rows, width, dtype, zero), [ta, tb, tc], [tc],
-                            _unit_attrs("ftuner.masked_ukernel"), body)
+                            _unit_attrs(MASKED_UKERNEL_ATTR), body)
 
 
 def emit_transpose_ukernel(size: int, dtype: str):
     t = tensor_type([size, size], element_type(dtype))
-    return private_function(transpose_name(size, dtype), [t, t], [t], _unit_attrs("ftuner.ukernel"),
+    return private_function(transpose_name(size, dtype), [t, t], [t], _unit_attrs(UKERNEL_ATTR),
                             lambda src, dst: [linalg.transpose(src, outs=[dst], permutation=[1, 0]).result])
 
 
@@ -270,7 +271,7 @@ def emit_pack(uks: UKernelSet):
         rest_n = arith.SubIOp(bn, bn_full).result
         return [_if_some(rest_n, bottom, lambda cur: transpose_into(
             cur, ([bn_full, 0], [rest_n, kk]), ([full_panels, 0, 0], [1, kk, rest_n])))]
-    return private_function(pack_name(uks), [t2, panels], [panels], _unit_attrs("ftuner.pack"), body)
+    return private_function(pack_name(uks), [t2, panels], [panels], _unit_attrs(PACK_ATTR), body)
 
 
 def emit_copy_pack(uks: UKernelSet):
@@ -298,7 +299,7 @@ def emit_copy_pack(uks: UKernelSet):
         rest_n = arith.SubIOp(bn, bn_full).result
         mask = vector.CreateMaskOp(ir.VectorType.get([nr], ir.IntegerType.get_signless(1)), [rest_n]).result
         return [_if_some(rest_n, full, lambda cur: rows_into(cur, full_panels, bn_full, mask))]
-    return private_function(copy_pack_name(uks), [t2, panels], [panels], _unit_attrs("ftuner.pack"), body)
+    return private_function(copy_pack_name(uks), [t2, panels], [panels], _unit_attrs(PACK_ATTR), body)
 
 
 def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = False):
@@ -349,7 +350,7 @@ def emit_rows(rows: int, uks: UKernelSet, zero: bool = False, packed: bool = Fal
             return insert_slice(out, cur, [i, j], [rows, size])
         return for_loop(lo_rows, hi_rows, index(rows), [c], row_strip)
     index_type = ir.IndexType.get()
-    attributes = {"ftuner.rows": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}
+    attributes = {ROWS_ATTR: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}
     return private_function(rows_name(rows, uks, zero, packed), [t, tb, t, index_type, index_type], [t],
                             attributes, body)
 
@@ -468,7 +469,7 @@ def emit_dispatch(uks: UKernelSet, zero_init: bool = False, prepacked: bool = Fa
             with ir.InsertionPoint(loop.terminator().block):
                 parallel_insert_slice(acc, loop.inner_iter_args[0], *where(views.c, (i0, bm), (j0, bn)))
         return [loop.results[0]]
-    attributes = {"ftuner.dispatch": ir.StringAttr.get(uks.family), SET_ATTR: ukernel_set_to_attr(uks)}
+    attributes = {DISPATCH_ATTR: ir.StringAttr.get(uks.family), SET_ATTR: ukernel_set_to_attr(uks)}
     if zero_init:
         attributes[ZERO_INIT_ATTR] = ir.UnitAttr.get()
     return private_function(dispatch_name(uks, zero_init, prepacked, views), [ta, tb, tc], [tc], attributes, body)

@@ -1,4 +1,5 @@
-"""uKernel sets as MLIR attributes, and back: select writes them, tile and the shape analysis read them."""
+"""uKernel sets as MLIR attribute values, and back: select writes them, tile and the shape analysis read them
+(the attribute names: ir/attributes.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -8,22 +9,13 @@ from mlir import ir
 from ..ukernel.amx_space import AmxSet
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 from ..ukernel.space import UKernelSet
-
-# An op an emitter marks to run over the cores: one task per index of its outermost dims (an i64 attribute:
-# how many, 1 or 2; parallel_outer() makes it)
-PARALLEL_OUTER_ATTR = "ftuner.parallel_outer"
-
+from .attributes import AMX_ATTR, ATTR, GPU_ATTR
 
 def parallel_outer(dims: int = 1) -> ir.Attribute:
+    """The value of PARALLEL_OUTER_ATTR: how many outer dims (1 or 2) are split into tasks."""
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dims)
 
 
-ATTR = "ftuner.ukernels"
-GPU_ATTR = "ftuner.gpu_ukernels"
-SET_ATTR = "ftuner.ukernel_set"       # on a dispatch function: the set it was emitted for (lowering/dispatch/head_views.py)
-ZERO_INIT_ATTR = "ftuner.zero_init"   # on a dispatch function that overwrites C
-AMX_ATTR = "ftuner.amx_ukernels"     # on a bf16 matmul, and on its AMX dispatch function: the AMX set
-AMX_EPILOGUE_OP_ATTR = "ftuner.amx_epilogue_op"   # on a generic of an AMX placeholder: an epilogue to fuse
 _GPU_TILE_FIELDS = ("bm", "bn", "bk", "tm", "tn")
 
 

@@ -6,8 +6,9 @@ import dataclasses
 import ml_dtypes
 from mlir import ir
 
+from ..ir.attributes import AMX_ATTR, ATTR, GPU_ATTR
 from ..ir.build import family_matmul, widen
-from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_to_attr, gpu_set_to_attr, ukernel_set_to_attr
+from ..ir.codecs import amx_set_to_attr, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
 from ..ir.resources import blob_constant, constant_array
 from ..ir.walk import defining_op, walk

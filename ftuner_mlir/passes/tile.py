@@ -12,8 +12,9 @@ from mlir.dialects import func, memref
 
 from ..codegen import amx_matmul, conv2d, gpu_matmul, weight_panels
 from ..codegen.matmul import dispatch_name, emit_all
+from ..ir.attributes import AMX_ATTR, ATTR, GPU_ATTR
 from ..ir.build import cast
-from ..ir.codecs import AMX_ATTR, ATTR, GPU_ATTR, amx_set_from_attr, gpu_set_from_attr, ukernel_set_from_attr
+from ..ir.codecs import amx_set_from_attr, gpu_set_from_attr, ukernel_set_from_attr
 from ..ir.diagnostics import PassFailure, location_of
 from ..ir.match import classify, classify_conv, conv_gemm
 from ..ir.symbols import add_functions, symbols

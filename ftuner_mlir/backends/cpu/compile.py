@@ -116,7 +116,7 @@ def _compile_in_process(source: str, options: BuildOptions) -> Executable:
     from mlir.execution_engine import ExecutionEngine
 
     from ...lowering.buffers import profile
-    from ...lowering.buffers.amx_bodies import USES_AMX_ATTR
+    from ...ir.attributes import USES_AMX_ATTR
     from ...runtime.loader import request_amx_tile_state
     from ..lower import lower_cpu
 

@@ -46,7 +46,7 @@ def build(source: str, options, out: Path) -> dict:
     from mlir import ir
 
     from ...lowering.buffers import profile
-    from ...lowering.buffers.amx_bodies import USES_AMX_ATTR
+    from ...ir.attributes import USES_AMX_ATTR
     from ..lower import lower_cpu
     from . import constants
     from .toolchain import assemble, build_library

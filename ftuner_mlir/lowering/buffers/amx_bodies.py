@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, ZERO_INIT_ATTR, amx_set_from_attr
+from ...ir.attributes import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, AMX_PREPACKED_ATTR, DISPATCH_ATTR, USES_AMX_ATTR, ZERO_INIT_ATTR
+from ...ir.codecs import amx_set_from_attr
 from ...ir.diagnostics import PassFailure, location_of
 from ...ir.symbols import add_functions, symbols
 from ...ir.walk import defining_op, functions, walk
-from ..dispatch.dispatch_calls import DISPATCH_ATTR
 
-USES_AMX_ATTR = "ftuner.uses_amx"     # on the module: its loader must request the AMX tile state
 
 
 def _argument_of(value, block) -> int | None:
@@ -77,7 +76,7 @@ def build_amx_bodies(module_op, emit) -> None:
         # each helper it lacks (dispatches of other families share the row strips, not the pack)
         for symbol, build in emit.emit_helpers(aset, zero_init, epilogue).items():
             add_functions(module_op, present, symbol, lambda s=symbol, b=build: {s: b}, fn.location)
-        prepacked = ir.IntegerAttr(fn.attributes[emit.PREPACKED_ATTR]).value if emit.PREPACKED_ATTR in fn.attributes else None
+        prepacked = ir.IntegerAttr(fn.attributes[AMX_PREPACKED_ATTR]).value if AMX_PREPACKED_ATTR in fn.attributes else None
         emit.build_body(fn, aset, zero_init, prepacked, epilogue)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
     if any(op.operation.name.startswith("amx.") for op in walk(module_op)):

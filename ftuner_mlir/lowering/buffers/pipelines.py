@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ...ir.attributes import DISPATCH_ATTR
 from ...ir.walk import functions, walk
-from ..dispatch.dispatch_calls import DISPATCH_ATTR
 
 
 def bufferize_pipeline() -> list[str]:

@@ -3,7 +3,7 @@
 On buffers, before the ops become loops, every top-level op of a public function that does real work
 is bracketed by two reads of the OpenMP runtime's wall clock (`omp_get_wtime`, the library the
 parallel code links anyway), and the difference is added atomically to its slot of a module global
-(site 0 of each function is the whole call). SITES_ATTR lists each slot's (function, kind, label);
+(site 0 of each function is the whole call). PROFILE_SITES_ATTR lists each slot's (function, kind, label);
 TAKE_FUNCTION(slot) returns a slot's seconds and resets it. What no site covers (allocations, views,
 the calls' own overhead) is the call's glue: its total less the sites.
 """
@@ -14,16 +14,13 @@ import json
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
+from ...ir.attributes import DISPATCH_ATTR, EPILOGUE_ATTR, PROFILE_SITES_ATTR, ROW_CHAIN_ATTR
 from ...ir.diagnostics import format_location
 from ...ir.match import iterator_kinds
 from ...ir.walk import functions, public_functions, walk
-from ..dispatch.dispatch_calls import DISPATCH_ATTR
-from ..dispatch.epilogues import EPILOGUE_ATTR
-from ..loops.parallel_generics import ROW_CHAIN_ATTR
 
 PROFILE_GLOBAL = "ftuner_profile_seconds"
 TAKE_FUNCTION = "ftuner_take_profile"
-SITES_ATTR = "ftuner.profile_sites"
 CLOCK = "omp_get_wtime"
 
 COPIES = ("linalg.copy", "linalg.transpose", "linalg.broadcast", "memref.copy")
@@ -125,7 +122,7 @@ def instrument(module_op) -> None:
             sites.append((name, kind, f"{label} at {format_location(str(op.location))}"))
         with ir.InsertionPoint(body[-1]), fn.location:
             _accumulate(counters, start, total)
-    module_op.attributes[SITES_ATTR] = ir.StringAttr.get(json.dumps(sites))
+    module_op.attributes[PROFILE_SITES_ATTR] = ir.StringAttr.get(json.dumps(sites))
 
 
 def _clock() -> ir.Value:
@@ -156,6 +153,6 @@ def _declare(module_op, counters: ir.MemRefType) -> None:
 
 def sites(module_op) -> list[tuple[str, str, str]]:
     """(function, kind, label) per slot, in slot order (empty when the module is not instrumented)."""
-    if SITES_ATTR not in module_op.attributes:
+    if PROFILE_SITES_ATTR not in module_op.attributes:
         return []
-    return [tuple(site) for site in json.loads(ir.StringAttr(module_op.attributes[SITES_ATTR]).value)]
+    return [tuple(site) for site in json.loads(ir.StringAttr(module_op.attributes[PROFILE_SITES_ATTR]).value)]

@@ -15,10 +15,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ...ir.codecs import AMX_ATTR
+from ...ir.attributes import AMX_ATTR, DISPATCH_ATTR
 from ...ir.walk import defining_op, functions, walk
 
-DISPATCH_ATTR = "ftuner.dispatch"
 
 
 def dispatch_functions(module_op) -> dict:

@@ -21,7 +21,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, func, linalg, tensor
 
-from ...ir.codecs import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, ZERO_INIT_ATTR
+from ...ir.attributes import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, EPILOGUE_ATTR, EPILOGUE_OP_ATTR, ZERO_INIT_ATTR
 from ...ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slice, for_loop, index, insert_slice,
                         reassociation_groups, view_on, with_element)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
@@ -31,8 +31,6 @@ from .dispatch_calls import dispatch_functions
 from ..llvm.merge_functions import merge_identical_functions
 
 COLUMN, FULL, SCALAR = "column", "full", "scalar"
-EPILOGUE_ATTR = "ftuner.epilogue"   # on a dispatch copy: how many consumers it runs (profile labels)
-EPILOGUE_OP_ATTR = "ftuner.epilogue_op"   # on the generic the copy runs on each block (vectorized)
 
 # Each block's epilogue as vector code: rows one at a time, `lanes` columns a step, the last step
 # masked. Left to LLVM, the loops over a block's dynamically strided view stayed scalar: the FFN's

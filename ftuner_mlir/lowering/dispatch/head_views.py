@@ -23,8 +23,9 @@ from mlir import ir
 from mlir.dialects import arith, func, scf, tensor
 
 from ...families.matmul import HeadViews
+from ...ir.attributes import SET_ATTR, ZERO_INIT_ATTR
 from ...ir.build import cast, dim, index, reassociation_groups
-from ...ir.codecs import SET_ATTR, ZERO_INIT_ATTR, ukernel_set_from_attr
+from ...ir.codecs import ukernel_set_from_attr
 from ...ir.symbols import add_functions, symbols
 from ...ir.walk import defining_op, functions, public_functions, walk
 

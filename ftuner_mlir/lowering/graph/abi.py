@@ -15,10 +15,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import bufferization, func, memref
 
+from ...ir.attributes import DISPATCH_ATTR
 from ...ir.build import cast
 from ...ir.diagnostics import PassFailure, location_of
 from ...ir.walk import defining_op, functions, look_through, public_functions
-from ..dispatch.dispatch_calls import DISPATCH_ATTR
 
 
 def _memref_for(t: ir.Type) -> ir.Type:

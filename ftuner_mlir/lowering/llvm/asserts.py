@@ -15,9 +15,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
+from ...ir.attributes import ASSERTS_ATTR
 from ...ir.walk import functions, walk
 
-ASSERTS_ATTR = "ftuner.asserts"
 
 
 def status_type() -> ir.MemRefType:

@@ -16,9 +16,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import func
 
+from ...ir.attributes import OUTLINED_ATTR
 from ...ir.walk import defining_op, public_functions, walk
 
-OUTLINED_ATTR = "ftuner.outlined"
 # loop nests, and the run-time choices between a parallel and a serial one (parallel_generics.py) or
 # between a batch matmul on head views and its broadcast fallback (head_views.py, yielding its result)
 OUTLINED_OPS = ("scf.for", "scf.if")

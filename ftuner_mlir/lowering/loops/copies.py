@@ -1,7 +1,7 @@
 """Copies the emitters mark as parallel (conv2d's im2col) tiled over the cores."""
 from __future__ import annotations
 
-from ...ir.codecs import PARALLEL_OUTER_ATTR
+from ...ir.attributes import PARALLEL_OUTER_ATTR
 from ...ir.walk import walk
 from ..transform import apply_script, transform_script
 

@@ -15,14 +15,13 @@ import json
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from ...ir.attributes import ROW_CHAIN_ATTR, TILES_ATTR
 from ...ir.build import index, loop_extent
 from ...ir.match import iterator_kinds
 from ...ir.walk import public_functions, walk
 from ..transform import apply_script, transform_script
 from .row_reductions import carry_row_accumulators
 
-TILES_ATTR = "ftuner.parallel_tiles"
-ROW_CHAIN_ATTR = "ftuner.row_chain"     # a row op row_chains.py placed (its loop over rows is there already)
 PARALLEL_MIN_ELEMENTS = 1 << 15
 
 

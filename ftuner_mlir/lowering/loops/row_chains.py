@@ -23,11 +23,12 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from ...ir.attributes import ROW_CHAIN_ATTR, TILES_ATTR
 from ...ir.build import (collapse_shape, dim, expand_shape, extract_slice, index, loop_extent, parallel_insert_slice,
                         reassociation_groups, tensor_type)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
 from ...ir.walk import public_functions, walk
-from .parallel_generics import PARALLEL_MIN_ELEMENTS, ROW_CHAIN_ATTR, TILES_ATTR
+from .parallel_generics import PARALLEL_MIN_ELEMENTS
 from .row_reductions import carry_row_accumulators
 
 ONE, ROW = "one", "row"        # a dim of a row value: size 1, or the row itself; row dim k is the int k

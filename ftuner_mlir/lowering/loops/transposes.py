@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ...ir.attributes import GENERALIZE_ATTR
 from ...ir.walk import public_functions, walk
 from ..transform import apply_script, transform_script
 
-GENERALIZE_ATTR = "ftuner.generalize"
 
 GENERALIZE = transform_script(f"""\
     %ops = transform.structured.match attributes{{{GENERALIZE_ATTR}}} in %root

@@ -1,5 +1,5 @@
 """Reshapes that split or merge neighbouring dims run as views (lowering/loops/reshapes.py), the others as
-before: every function of the lit test (test/passes/ftuner-lower-cpu-reshapes.mlir, which checks the
+before: every function of the lit test (test/passes/ftuner-reshapes-as-views.mlir, which checks the
 rewritten IR) against numpy's reshape, on fresh random data, poisoned outputs and several T."""
 from pathlib import Path
 
@@ -10,7 +10,7 @@ import ftuner_mlir
 
 from .helpers import poisoned, random
 
-SOURCE = (Path(__file__).parents[1] / "passes" / "ftuner-lower-cpu-reshapes.mlir").read_text()
+SOURCE = (Path(__file__).parents[1] / "passes" / "ftuner-reshapes-as-views.mlir").read_text()
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Row ops fused into one loop over rows (lowering/loops/row_chains.py) with their rows as vector code
 (lowering/loops/row_vectors.py) compute what the separate ops did: a softmax and a layer norm (the lit
-test's functions, test/passes/ftuner-lower-cpu-row-chains.mlir, which checks the fused IR) against
+test's functions, test/passes/ftuner-fuse-row-chains.mlir, which checks the fused IR) against
 float64 numpy on poisoned outputs, for rows of 1, of fewer than a vector, of exact vectors and of
 vectors plus a rest, with -inf and NaN entries, on both sides of the parallel threshold (the fused
 loop above it, the original ops below); and the row max of a row tile with NaN."""
@@ -13,7 +13,7 @@ import ftuner_mlir
 
 from .helpers import assert_matches, poisoned, random
 
-SOURCE = (Path(__file__).parents[1] / "passes" / "ftuner-lower-cpu-row-chains.mlir").read_text()
+SOURCE = (Path(__file__).parents[1] / "passes" / "ftuner-fuse-row-chains.mlir").read_text()
 ROWS = [1, 2, 15, 16, 17, 64, 65, 119, 131]
 
 

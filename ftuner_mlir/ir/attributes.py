@@ -35,6 +35,9 @@ USES_AMX_ATTR = "ftuner.uses_amx"              # the module: its loader must req
 ASSERTS_ATTR = "ftuner.asserts"                # the module: its cf.assert messages, by number
 PROFILE_SITES_ATTR = "ftuner.profile_sites"    # the module: the profile slots (function, kind, label)
 
+# --- in lowering/scripts/*.mlir
+SCRIPT_PARAM_ATTR = "ftuner.script_param"      # a transform op whose sizes the pass sets (value: the name)
+
 # --- read from the input
 TARGET_ATTR = "ftuner.target"                  # the module: the target its passes compile for
 UNCHECKED_REGIONS_ATTR = "ftuner.unchecked_regions"   # the module: regions the shape rules skip

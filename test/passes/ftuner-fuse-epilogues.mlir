@@ -1,4 +1,5 @@
 // RUN: ftuner-opt %s --target=x86-avx512 --ftuner-select-ukernels --ftuner-tile --ftuner-fuse-epilogues | FileCheck %s
+// RUN: ftuner-opt %s --target=x86-avx2 --ftuner-select-ukernels --ftuner-tile --ftuner-fuse-epilogues | FileCheck %s --check-prefix=AVX2
 
 // A linear layer's bias add and ReLU, the matmul's only consumer, runs inside a copy of its dispatch on
 // each block after the block's last reduction block: the copy takes the bias as an extra argument,
@@ -45,3 +46,7 @@ func.func @linear_relu(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %bias: tensor<?
 // CHECK:             scf.for {{.*}} step %c16
 // CHECK:               vector.mask
 // CHECK:               arith.maximumf %{{.+}}, %{{.+}} : vector<16xf32>
+// On an AVX2 target the epilogue runs 8 columns a step (the script's vector width is the target's).
+// AVX2-LABEL: func.func private @ftuner_dispatch_matmul_{{.*}}_ep0(
+// AVX2:           scf.for {{.*}} step %c8
+// AVX2:             arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>

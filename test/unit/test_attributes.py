@@ -28,3 +28,13 @@ def test_every_attribute_is_used_and_unique():
     text = "\n".join(p.read_text() for p in _sources())
     unused = [k for k in names if not re.search(rf"\b{k}\b", text)]
     assert not unused, f"defined but never used: {unused}"
+
+
+def test_scripts_name_known_attributes():
+    """The transform scripts (lowering/scripts/*.mlir) match ops by ftuner attributes: each one named
+    there is defined in ir/attributes.py."""
+    known = {v for k, v in vars(attributes).items() if k.endswith("ATTR")}
+    scripts = sorted((PACKAGE / "lowering" / "scripts").glob("*.mlir"))
+    assert scripts
+    named = {m for path in scripts for m in NAME.findall(path.read_text())}
+    assert named and named <= known, f"unknown: {sorted(named - known)}"

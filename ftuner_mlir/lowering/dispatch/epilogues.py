@@ -26,31 +26,12 @@ from ...ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slic
                         reassociation_groups, view_on, with_element)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
 from ...ir.walk import defining_op, integer_constant, walk
-from ..transform import apply_script, transform_script
+from ..transform import run_script
 from .dispatch_calls import dispatch_functions
 from ..llvm.merge_functions import merge_identical_functions
 
 COLUMN, FULL, SCALAR = "column", "full", "scalar"
 
-# Each block's epilogue as vector code: rows one at a time, `lanes` columns a step, the last step
-# masked. Left to LLVM, the loops over a block's dynamically strided view stayed scalar: the FFN's
-# bias + GELU took 13 ms more inside the dispatch than as an op of its own (BERT-base layer, T = 62).
-VECTORIZE = transform_script("""\
-    %eps = transform.structured.match ops{["linalg.generic"]} attributes{ftuner.epilogue_op} in %root
-        : (!transform.any_op) -> !transform.any_op
-    transform.foreach %eps : !transform.any_op {
-    ^bb0(%ep: !transform.any_op):
-      %tiled, %cols = transform.structured.tile_using_for %ep tile_sizes [LANES]
-          : (!transform.any_op) -> (!transform.any_op, !transform.op<"scf.for">)
-      %main, %rest = transform.loop.peel %cols : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
-      %full = transform.structured.match ops{["linalg.generic"]} in %main : (!transform.any_op) -> !transform.any_op
-      %fn = transform.get_parent_op %main {op_name = "func.func"} : (!transform.any_op) -> !transform.any_op
-      transform.apply_patterns to %fn { transform.apply_patterns.canonicalization } : !transform.any_op
-      transform.structured.vectorize %full : !transform.any_op
-      %tail = transform.structured.match ops{["linalg.generic"]} in %rest : (!transform.any_op) -> !transform.any_op
-      transform.structured.vectorize %tail vector_sizes [LANES] : !transform.any_op
-    }
-""")
 # vector.mask regions become masked transfers at once: a later fold puts a constant into the region,
 # which then holds two ops and fails to verify
 LOWER_MASKS = "func.func(lower-vector-mask)"
@@ -412,7 +393,7 @@ def fuse_epilogues(module_op, lanes: int) -> None:
     """fuse() every epilogue there is, then vectorize them `lanes` columns at a time."""
     if fuse(module_op):
         merge_identical_functions(module_op)           # the same epilogue at the same kind of site, once
-        apply_script(VECTORIZE.replace("LANES", str(lanes)), module_op)
+        run_script("vectorize_epilogues", module_op, lanes=lanes)
 
 
 def fuse(module_op) -> int:

@@ -1,6 +1,6 @@
 """The public functions' transposes as `linalg.generic`s, so big ones run over the cores with
 vectorized rows like any elementwise op (parallel_generics.py); a `linalg.transpose` (attention's
-head permutes, K^T) would otherwise lower to one loop nest on one core.
+head permutes, K^T) would otherwise lower to one loop nest on one core (lowering/scripts/generalize_transposes.mlir).
 """
 from __future__ import annotations
 
@@ -8,17 +8,8 @@ from mlir import ir
 
 from ...ir.attributes import GENERALIZE_ATTR
 from ...ir.walk import public_functions, walk
-from ..transform import apply_script, transform_script
+from ..transform import run_script
 
-
-GENERALIZE = transform_script(f"""\
-    %ops = transform.structured.match attributes{{{GENERALIZE_ATTR}}} in %root
-        : (!transform.any_op) -> !transform.any_op
-    transform.foreach %ops : !transform.any_op {{
-    ^bb0(%op: !transform.any_op):
-      %generic = transform.structured.generalize %op : (!transform.any_op) -> !transform.any_op
-    }}
-""")
 
 
 def _mark(module_op) -> bool:
@@ -34,4 +25,4 @@ def _mark(module_op) -> bool:
 
 def generalize_transposes(module_op) -> None:
     if _mark(module_op):
-        apply_script(GENERALIZE, module_op)
+        run_script("generalize_transposes", module_op)

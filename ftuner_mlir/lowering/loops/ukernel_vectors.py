@@ -1,47 +1,8 @@
-"""The static uKernel functions as vector code (transform dialect)."""
+"""The static uKernel functions as vector code (lowering/scripts/vectorize_ukernels.mlir says how)."""
 from __future__ import annotations
 
-from ..transform import apply_script, transform_script
-
-# The reduction loop of the full-width uKernels (the ones most of a matmul runs in) unrolled by this
-# factor: its counter, branch and B-offset arithmetic then take one slot in four iterations' worth of
-# FMAs instead of competing with them for the FMA ports every iteration (single-threaded 8x32, measured
-# side by side: +5..12%; the remainder strips stay rolled, for compile time).
-UKERNEL_K_UNROLL = 4
-
-# Each uKernel: vectorize its zero fill if it has one (the first reduction block's uKernels start from
-# zero instead of reading C), tile the reduction by 1, vectorize the static rows x cols x 1 contraction,
-# and hoist the accumulator read/write out of the reduction loop so it stays in vector registers; then
-# unroll the reduction loops of the full-width uKernels (ftuner.unroll_k).
-VECTORIZE_UKERNELS = transform_script("""\
-    %uks = transform.structured.match ops{["func.func"]} attributes{ftuner.ukernel} in %root
-        : (!transform.any_op) -> !transform.any_op
-    transform.foreach %uks : !transform.any_op {
-    ^bb0(%fn: !transform.any_op):
-      %fill = transform.structured.match ops{["linalg.fill"]} in %fn : (!transform.any_op) -> !transform.any_op
-      transform.structured.vectorize %fill : !transform.any_op
-      %mm = transform.structured.match ops{["linalg.matmul"]} in %fn : (!transform.any_op) -> !transform.any_op
-      %step, %kloop = transform.structured.tile_using_for %mm tile_sizes [0, 0, 1]
-          : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-      transform.structured.vectorize %step {create_named_contraction} : !transform.any_op
-      transform.apply_patterns to %fn { transform.apply_patterns.canonicalization } : !transform.any_op
-      transform.loop.hoist_loop_invariant_subsets %kloop : !transform.any_op
-      transform.apply_patterns to %fn { transform.apply_patterns.canonicalization } : !transform.any_op
-    }
-    transform.foreach %uks : !transform.any_op {
-    ^bb0(%fn: !transform.any_op):
-      %tr = transform.structured.match ops{["linalg.transpose"]} in %fn : (!transform.any_op) -> !transform.any_op
-      transform.structured.vectorize %tr : !transform.any_op
-    }
-    %wide = transform.structured.match ops{["func.func"]} attributes{ftuner.unroll_k} in %root
-        : (!transform.any_op) -> !transform.any_op
-    transform.foreach %wide : !transform.any_op {
-    ^bb0(%fn: !transform.any_op):
-      %kloop = transform.structured.match ops{["scf.for"]} in %fn : (!transform.any_op) -> !transform.any_op
-      transform.loop.unroll %kloop { factor = UNROLL } : !transform.any_op
-    }
-""".replace("UNROLL", str(UKERNEL_K_UNROLL)))
+from ..transform import run_script
 
 
 def vectorize_ukernels(module_op) -> None:
-    apply_script(VECTORIZE_UKERNELS, module_op)
+    run_script("vectorize_ukernels", module_op)

@@ -27,7 +27,7 @@ from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, i
                         tensor_type)
 from ..ir.codecs import amx_set_to_attr
 from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
-from ..ukernel.cover import strip_bounds
+from ..ukernel.cover import TASKS_PER_CORE, strip_bounds
 from ..ukernel.space import powers_of_two_below
 from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/buffers/amx_bodies.py)
 from .matmul import AR
@@ -373,43 +373,57 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
         batch = memref.DimOp(c, zero).result if aset.batched else one
         mc, nc = block_shape(aset, m, n, k, AR, batch)
         half = index(prepacked) if prepacked else _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)
-        loop = scf.ForallOp([0] * rank, [batch, m, n][-rank:], [1, mc, nc][-rank:], [])
+        # batched: a task takes a group of matrices (TASKS_PER_CORE groups per core), so its buffers are
+        # allocated once per group, not once per (often small) matrix
+        if aset.batched:
+            group = arith.MaxUIOp(arith.DivUIOp(batch, index(TASKS_PER_CORE * aset.cores)).result, one).result
+            batch_tasks = [arith.CeilDivUIOp(batch, group).result]
+        loop = scf.ForallOp([0] * rank, [*(batch_tasks if aset.batched else []), m, n], [1, mc, nc][-rank:], [])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
-            if outer:                                   # this task's matrices: rank-reduced views
-                a, b, c = (_matrix(v, outer[0]) for v in (a, b, c))
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
             aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
             panel_rows = arith.MulIOp(arith.CeilDivUIOp(bn, index(N_TILE)).result, half).result
-            if prepacked:            # this task's panels: the weight's from its first column's on
-                first = arith.MulIOp(arith.DivUIOp(j0, index(N_TILE)).result, half).result
-                panels = memref.subview(b, [first, 0], [panel_rows, K_STEP], [1, 1], result_type=_panel_view())
-            else:
+            if not prepacked:
                 panels = memref.CastOp(_panel_view(), memref.AllocOp(_rows_of_32(), [panel_rows], [],
                                                                      alignment=aligned).result).result
             tail = memref.AllocOp(_rows_of_32(), [bm], [], alignment=aligned).result
             scratch = memref.AllocOp(_scratch_type(aset), [], [], alignment=aligned).result
-            c_strip = c                 # a narrowing epilogue: fp32 C tiles for one strip at a time
+            c_strip = None              # a narrowing epilogue: fp32 C tiles for one strip at a time
             if narrow:
                 strip_type = ir.MemRefType.get([aset.mr, _DYN], _f32())
                 c_strip = memref.CastOp(operand_type(_f32()), memref.AllocOp(strip_type, [bn], [], alignment=aligned)
                                         .result).result
-            if not prepacked:
-                _call(pack_name(aset), [b, panels, j0, bn, k, half])
-            full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
-            rest = arith.SubIOp(k, full_k).result
-            scf_if = scf.IfOp(cmp(_UGT, rest, zero))
-            with ir.InsertionPoint(scf_if.then_block):          # A's last partial K step, zero-padded
-                for_loop(zero, bm, one, [], lambda r, _: _write(
-                    _read(K_STEP, _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
-                scf.YieldOp([])
-            for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
-                some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has
-                with ir.InsertionPoint(some.then_block):
-                    _call(rows_name(rows, aset, zero_init, epilogue),
-                          [a, tail, panels, c_strip, scratch, i0, _add(i0, lo), _add(i0, hi), j0, bn, k, half]
-                          + extras + ([c] if narrow else []))
+
+            def matrices(a, b, c):
+                """The task's block of C from A and B (2-D views)."""
+                if prepacked:            # this task's panels: the weight's from its first column's on
+                    first = arith.MulIOp(arith.DivUIOp(j0, index(N_TILE)).result, half).result
+                    task_panels = memref.subview(b, [first, 0], [panel_rows, K_STEP], [1, 1], result_type=_panel_view())
+                else:
+                    task_panels = panels
+                    _call(pack_name(aset), [b, panels, j0, bn, k, half])
+                full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
+                rest = arith.SubIOp(k, full_k).result
+                scf_if = scf.IfOp(cmp(_UGT, rest, zero))
+                with ir.InsertionPoint(scf_if.then_block):          # A's last partial K step, zero-padded
+                    for_loop(zero, bm, one, [], lambda r, _: _write(
+                        _read(K_STEP, _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
                     scf.YieldOp([])
+                for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
+                    some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has
+                    with ir.InsertionPoint(some.then_block):
+                        _call(rows_name(rows, aset, zero_init, epilogue),
+                              [a, tail, task_panels, c_strip if narrow else c, scratch, i0, _add(i0, lo), _add(i0, hi),
+                               j0, bn, k, half] + extras + ([c] if narrow else []))
+                        scf.YieldOp([])
+
+            if outer:                    # this group's matrices: rank-reduced views, one after another
+                start = arith.MulIOp(outer[0], group).result
+                stop = arith.MinUIOp(_add(start, group), batch).result
+                for_loop(start, stop, one, [], lambda at, _: matrices(*(_matrix(v, at) for v in (a, b, c))) or [])
+            else:
+                matrices(a, b, c)
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/buffers/pipelines.py)
         func.ReturnOp([])

@@ -337,6 +337,23 @@ def emit_helpers(aset: AmxSet, zero_init: bool, epilogue: AmxEpilogue | None = N
     return funcs
 
 
+def _row_strips(bm: ir.Value, aset: AmxSet) -> list[tuple]:
+    """(rows, lo, hi, taken) per row strip function of a block of `bm` rows: body strips of mr, then the
+    remainder strips (amx_space.AmxSet.row_sizes: binary digits, or for a batched family 16-row strips
+    and the rest below 16 by the strip of exactly that many rows)."""
+    if not aset.batched:
+        return [(rows, lo, hi, cmp(_UGT, hi, lo)) for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR)]
+    sixteen = index(TILE_ROWS)
+    rest = arith.RemUIOp(bm, sixteen).result
+    body_hi = arith.SubIOp(bm, arith.RemUIOp(bm, index(aset.mr)).result).result
+    rest_lo = arith.SubIOp(bm, rest).result
+    strips = [(aset.mr, index(0), body_hi, cmp(_UGT, body_hi, index(0)))]
+    if aset.mr > TILE_ROWS:
+        strips.append((TILE_ROWS, body_hi, rest_lo, cmp(_UGT, rest_lo, body_hi)))
+    strips += [(r, rest_lo, bm, cmp(_EQ, rest, index(r))) for r in aset.row_sizes if r < TILE_ROWS]
+    return strips
+
+
 def _call(name: str, operands) -> None:
     call = func.CallOp([], ir.FlatSymbolRefAttr.get(name), list(operands))
     call.attributes["no_inline"] = ir.UnitAttr.get()
@@ -411,8 +428,8 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
                     for_loop(zero, bm, one, [], lambda r, _: _write(
                         _read(K_STEP, _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
                     scf.YieldOp([])
-                for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR):
-                    some = scf.IfOp(cmp(_UGT, hi, lo))      # a call configures the tiles: only for rows it has
+                for rows, lo, hi, taken in _row_strips(bm, aset):
+                    some = scf.IfOp(taken)                  # a call configures the tiles: only for rows it has
                     with ir.InsertionPoint(some.then_block):
                         _call(rows_name(rows, aset, zero_init, epilogue),
                               [a, tail, task_panels, c_strip if narrow else c, scratch, i0, _add(i0, lo), _add(i0, hi),

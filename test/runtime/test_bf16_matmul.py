@@ -75,6 +75,17 @@ def test_batch_matmul(exes, rng, batch, m, n, k):
     assert_matches(out, wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b), rtol=1e-5)
 
 
+def test_batch_matmul_every_row_rest(exes, rng):
+    """Every row count a batched product's strips can end with (its rest below 16 is one strip of exactly
+    that many rows): 1..33 rows, each checked against float64."""
+    for m in range(1, 34):
+        a, b = bf16(rng, (3, m, 40)), bf16(rng, (3, 40, 17))
+        out = poisoned((3, m, 17))
+        exes["batch"](a, b, out=out)
+        wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+        assert_matches(out, wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b), rtol=1e-5)
+
+
 def test_fresh_shapes_never_seen(exes, rng):
     for _ in range(6):
         m, n, k = (int(x) for x in rng.integers(1, 400, size=3))

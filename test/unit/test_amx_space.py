@@ -21,6 +21,13 @@ def test_sapphire_rapids_set():
     assert aset.row_sizes == (32, 16, 8, 4, 2, 1)
 
 
+def test_batched_rest_is_one_exact_strip():
+    """A batched product configures the tiles per matrix: its rest below 16 rows is one strip of exactly
+    that many rows (a call each), not up to four binary digits."""
+    aset = select_amx(PRESETS["intel-spr"], "batch_matmul")
+    assert aset.row_sizes == (32, 16) + tuple(range(15, 0, -1))
+
+
 def test_no_amx_no_set():
     with pytest.raises(ValueError, match="has no AMX"):
         select_amx(PRESETS["amd-zen4"], "matmul")

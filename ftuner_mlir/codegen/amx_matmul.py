@@ -230,7 +230,10 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
     the edge panel (bn % 16 columns) through the scratch tiles. A's full K steps are read in place, its
     last partial step from the tail (row r - i0). With `epilogue`, each strip then goes through it
     (its extra operands follow the index arguments; a narrowing one's bf16 output after them, and C is
-    then the strip's fp32 scratch, from the strip's first row and column j0)."""
+    then the strip's fp32 scratch, from the strip's first row and column j0). For a batched family, A
+    and C hold a task's group of matrices, panels and tail their blocks one after another (two more index
+    arguments: the rows of each), and the strips run for every matrix under the call's one tile
+    configuration."""
     tile_rows = min(rows, TILE_ROWS)
     row_tiles = max(1, rows // TILE_ROWS)
     a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
@@ -252,76 +255,91 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
         last_chunk = arith.SubIOp(arith.MaxUIOp(steps, one).result, one).result     # step index, rounded below
         last_chunk = _mul(arith.DivUIOp(last_chunk, index(chunk)).result, chunk)
 
-        def strip(i, _):
-            row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
-            for_loop(zero_i, arith.MaxUIOp(steps, one).result, index(chunk), [], lambda s0, _: k_chunk(row_at, s0) or [])
-            if epilogue is not None:            # the strip is final: through the epilogue while in L2
-                emit_strip(epilogue, c, list(extras), i, _add(i, index(rows)), j0, bn, out)
+        def run(a, tail, panels, c):
+            """The strips [lo, hi) of one matrix."""
+            def strip(i, _):
+                row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
+                for_loop(zero_i, arith.MaxUIOp(steps, one).result, index(chunk), [], lambda s0, _: k_chunk(row_at, s0) or [])
+                if epilogue is not None:            # the strip is final: through the epilogue while in L2
+                    emit_strip(epilogue, c, list(extras), i, _add(i, index(rows)), j0, bn, out)
+                return []
+
+            def k_chunk(row_at, s0):
+                s1 = arith.MinUIOp(_add(s0, index(chunk)), full).result          # the chunk's full steps: [s0, s1)
+                first, last = cmp(_EQ, s0, zero_i), cmp(_EQ, s0, last_chunk)
+                for count, p_lo, p_hi in strip_bounds(panels_full, sizes, ar=AR):
+                    for_loop(p_lo, p_hi, index(count), [],
+                             lambda p, _, count=count: kernel(row_at, p, count, None, s0, s1, first, last) or [])
+                scf_if = scf.IfOp(cmp(_UGT, edge_cols, zero_i))
+                with ir.InsertionPoint(scf_if.then_block):
+                    kernel(row_at, panels_full, 1, edge_cols, s0, s1, first, last)
+                    scf.YieldOp([])
+
+            def kernel(row_at, p, count, edge, s0, s1, first, last):
+                """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns),
+                over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`.
+                A narrowing epilogue's C is the strip's scratch: rows and columns from the strip's corner."""
+                col_at = [_mul(_add(p, index(q)) if q else p, N_TILE) for q in range(count)]
+                if narrow:
+                    row_at_c = [index(TILE_ROWS * t) for t in range(len(row_at))]
+                else:
+                    row_at_c, col_at = row_at, [_add(j0, col) for col in col_at]
+
+                def load_c():
+                    accs = []
+                    for t, r in enumerate(row_at_c):
+                        for q, col in enumerate(col_at):
+                            if edge is None:
+                                accs.append(amx.tile_load(c_tile, c, [r, col]))
+                                continue
+                            for row in range(tile_rows):
+                                line = _read(N_TILE, f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+                                _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
+                            accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
+                    return accs
+                tiles = [c_tile] * (len(row_at) * count)
+                accs = if_else(first, tiles, lambda: [amx.tile_zero(c_tile) for _ in tiles], load_c) if zero else load_c()
+                panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, half).result for q in range(count)]
+
+                def multiply(accs, a_tiles, s):
+                    b_tiles = [amx.tile_load(b_tile, panels, [_add(base, _mul(s, TILE_ROWS)), zero_i]) for base in panel_row]
+                    return [amx.tile_mulf(a_tiles[n // count], b_tiles[n % count], acc) for n, acc in enumerate(accs)]
+
+                def k_step(s, carried):
+                    return multiply(carried, [amx.tile_load(a_tile, a, [r, _mul(s, K_STEP)]) for r in row_at], s)
+                accs = for_loop(s0, s1, one, accs, k_step)
+                accs = if_else(arith.AndIOp(last, has_tail).result, tiles,
+                               lambda: multiply(accs, [amx.tile_load(a_tile, tail, [arith.SubIOp(r, i0).result, zero_i])
+                                                       for r in row_at], full),
+                               lambda: accs)
+                for n, acc in enumerate(accs):
+                    r, col = row_at_c[n // count], col_at[n % count]
+                    if edge is None:
+                        amx.tile_store(c, [r, col], acc)
+                        continue
+                    t = n // count
+                    amx.tile_store(scratch, [index(TILE_ROWS * t), zero_i], acc)
+                    for row in range(tile_rows):
+                        line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
+                        _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+            for_loop(lo, hi, index(rows), [], strip)
+
+        if not aset.batched:
+            run(a, tail, panels, c)
             return []
-
-        def k_chunk(row_at, s0):
-            s1 = arith.MinUIOp(_add(s0, index(chunk)), full).result          # the chunk's full steps: [s0, s1)
-            first, last = cmp(_EQ, s0, zero_i), cmp(_EQ, s0, last_chunk)
-            for count, p_lo, p_hi in strip_bounds(panels_full, sizes, ar=AR):
-                for_loop(p_lo, p_hi, index(count), [],
-                         lambda p, _, count=count: kernel(row_at, p, count, None, s0, s1, first, last) or [])
-            scf_if = scf.IfOp(cmp(_UGT, edge_cols, zero_i))
-            with ir.InsertionPoint(scf_if.then_block):
-                kernel(row_at, panels_full, 1, edge_cols, s0, s1, first, last)
-                scf.YieldOp([])
-
-        def kernel(row_at, p, count, edge, s0, s1, first, last):
-            """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns),
-            over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`.
-            A narrowing epilogue's C is the strip's scratch: rows and columns from the strip's corner."""
-            col_at = [_mul(_add(p, index(q)) if q else p, N_TILE) for q in range(count)]
-            if narrow:
-                row_at_c = [index(TILE_ROWS * t) for t in range(len(row_at))]
-            else:
-                row_at_c, col_at = row_at, [_add(j0, col) for col in col_at]
-
-            def load_c():
-                accs = []
-                for t, r in enumerate(row_at_c):
-                    for q, col in enumerate(col_at):
-                        if edge is None:
-                            accs.append(amx.tile_load(c_tile, c, [r, col]))
-                            continue
-                        for row in range(tile_rows):
-                            line = _read(N_TILE, f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
-                            _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
-                        accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
-                return accs
-            tiles = [c_tile] * (len(row_at) * count)
-            accs = if_else(first, tiles, lambda: [amx.tile_zero(c_tile) for _ in tiles], load_c) if zero else load_c()
-            panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, half).result for q in range(count)]
-
-            def multiply(accs, a_tiles, s):
-                b_tiles = [amx.tile_load(b_tile, panels, [_add(base, _mul(s, TILE_ROWS)), zero_i]) for base in panel_row]
-                return [amx.tile_mulf(a_tiles[n // count], b_tiles[n % count], acc) for n, acc in enumerate(accs)]
-
-            def k_step(s, carried):
-                return multiply(carried, [amx.tile_load(a_tile, a, [r, _mul(s, K_STEP)]) for r in row_at], s)
-            accs = for_loop(s0, s1, one, accs, k_step)
-            accs = if_else(arith.AndIOp(last, has_tail).result, tiles,
-                           lambda: multiply(accs, [amx.tile_load(a_tile, tail, [arith.SubIOp(r, i0).result, zero_i])
-                                                   for r in row_at], full),
-                           lambda: accs)
-            for n, acc in enumerate(accs):
-                r, col = row_at_c[n // count], col_at[n % count]
-                if edge is None:
-                    amx.tile_store(c, [r, col], acc)
-                    continue
-                t = n // count
-                amx.tile_store(scratch, [index(TILE_ROWS * t), zero_i], acc)
-                for row in range(tile_rows):
-                    line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
-                    _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
-        for_loop(lo, hi, index(rows), [], strip)
+        # batched: every matrix of the task's group, under this call's one tile configuration; each
+        # has its panels (panel_rows rows) and tail (tail_rows rows) one after another
+        panel_rows, tail_rows = extras
+        for_loop(zero_i, memref.DimOp(c, zero_i).result, one, [], lambda m, _: run(
+            _matrix(a, m), _block_of(tail, m, tail_rows), _block_of(panels, m, panel_rows), _matrix(c, m)) or [])
         return []
     index_type = ir.IndexType.get()
-    inputs = [operand_type(_bf16()), _rows_of_32(), _panel_view(), operand_type(f32), _scratch_type(aset)]
-    extras = [extra_type(kind) for kind in epilogue.kinds] if epilogue else []
+    if aset.batched:              # the group's matrices; their panels' and tails' rows each
+        inputs = [operand_type(_bf16(), 3), _panel_view(), _panel_view(), operand_type(f32, 3), _scratch_type(aset)]
+        extras = [index_type, index_type]
+    else:
+        inputs = [operand_type(_bf16()), _rows_of_32(), _panel_view(), operand_type(f32), _scratch_type(aset)]
+        extras = [extra_type(kind) for kind in epilogue.kinds] if epilogue else []
     extras += [operand_type(_bf16())] if narrow else []
     fn = private_function(rows_name(rows, aset, zero, epilogue), inputs + [index_type] * 7 + extras, [],
                           {AMX_ROWS_ATTR: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
@@ -359,11 +377,102 @@ def _call(name: str, operands) -> None:
     call.attributes["no_inline"] = ir.UnitAttr.get()
 
 
+def _block_of(rows_of_32: ir.Value, at: ir.Value, rows: ir.Value) -> ir.Value:
+    """Block `at` of `rows` rows each of a buffer of 32-bf16 rows (a group's panels or A tails)."""
+    return memref.subview(rows_of_32, [arith.MulIOp(at, rows).result, 0], [rows, K_STEP], [1, 1],
+                          result_type=_panel_view())
+
+
 def _matrix(operand: ir.Value, at: ir.Value) -> ir.Value:
     """Matrix `at` of a batched operand, as a 2-D view."""
     t = ir.MemRefType(operand.type)
     sizes = [1] + [memref.DimOp(operand, index(d)).result for d in (1, 2)]
     return memref.subview(operand, [at, 0, 0], sizes, [1, 1, 1], result_type=operand_type(t.element_type))
+
+
+def _alloc(memref_type: ir.MemRefType, sizes: list) -> ir.Value:
+    aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
+    return memref.AllocOp(memref_type, sizes, [], alignment=aligned).result
+
+
+def _group(aset: AmxSet, batch: ir.Value, nc: ir.Value, half: ir.Value) -> ir.Value:
+    """Matrices a batched task takes: TASKS_PER_CORE groups per core, as many as keep the group's packed
+    B blocks within b_block_bytes (each row-strip call, which configures the tiles, then serves the
+    whole group; a small matrix paid that per matrix)."""
+    per_matrix = _mul(arith.MulIOp(arith.CeilDivUIOp(nc, index(N_TILE)).result, half).result, 2 * K_STEP)
+    fits = arith.DivUIOp(index(aset.b_block_bytes), per_matrix).result
+    wanted = arith.DivUIOp(batch, index(TASKS_PER_CORE * aset.cores)).result
+    return arith.MaxUIOp(arith.MinUIOp(wanted, fits).result, index(1)).result
+
+
+def _tail_of(a: ir.Value, tail: ir.Value, i0, bm, k) -> None:
+    """A's last partial K step of rows i0..i0+bm, zero-padded to 32, into `tail` (row r - i0)."""
+    zero, one = index(0), index(1)
+    full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
+    rest = arith.SubIOp(k, full_k).result
+    scf_if = scf.IfOp(cmp(_UGT, rest, zero))
+    with ir.InsertionPoint(scf_if.then_block):
+        for_loop(zero, bm, one, [], lambda r, _: _write(
+            _read(K_STEP, _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
+        scf.YieldOp([])
+
+
+def _strip_calls(aset: AmxSet, zero_init: bool, epilogue, bm, operands, block_args, after) -> None:
+    """One call per row strip function that has rows in the block (each configures the tiles)."""
+    i0 = block_args[0]
+    for rows, lo, hi, taken in _row_strips(bm, aset):
+        some = scf.IfOp(taken)
+        with ir.InsertionPoint(some.then_block):
+            _call(rows_name(rows, aset, zero_init, epilogue),
+                  operands + [i0, _add(i0, lo), _add(i0, hi), *block_args[1:]] + after)
+            scf.YieldOp([])
+
+
+def _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block) -> None:
+    """A 2-D product's task: its block of C from A and its B block (packed here, or the prepacked
+    weight's panels read in place)."""
+    i0, j0, bm, bn, k, half = block
+    if prepacked:                 # this task's panels: the weight's from its first column's on
+        first = arith.MulIOp(arith.DivUIOp(j0, index(N_TILE)).result, half).result
+        panels = memref.subview(b, [first, 0], [panel_rows, K_STEP], [1, 1], result_type=_panel_view())
+    else:
+        panels = memref.CastOp(_panel_view(), _alloc(_rows_of_32(), [panel_rows])).result
+        _call(pack_name(aset), [b, panels, j0, bn, k, half])
+    tail = _alloc(_rows_of_32(), [bm])
+    _tail_of(a, tail, i0, bm, k)
+    narrow = epilogue is not None and epilogue.narrow
+    c_strip = c                   # a narrowing epilogue: fp32 C tiles for one strip at a time
+    if narrow:
+        strip_type = ir.MemRefType.get([aset.mr, _DYN], _f32())
+        c_strip = memref.CastOp(operand_type(_f32()), _alloc(strip_type, [bn])).result
+    _strip_calls(aset, zero_init, epilogue, bm, [a, tail, panels, c_strip, scratch], [i0, j0, bn, k, half],
+                 list(extras) + ([c] if narrow else []))
+
+
+def _group_block(aset, zero_init, a, b, c, scratch, first, count, panel_rows, block) -> None:
+    """A batched task: the same block of `count` matrices from `first` on. Every matrix's B block is
+    packed and A tail made first, one after another in the group's buffers; then each row strip
+    function runs over the whole group."""
+    i0, j0, bm, bn, k, half = block
+    zero, one = index(0), index(1)
+    panels = memref.CastOp(_panel_view(), _alloc(_rows_of_32(), [arith.MulIOp(count, panel_rows).result])).result
+    tails = memref.CastOp(_panel_view(), _alloc(_rows_of_32(), [arith.MulIOp(count, bm).result])).result
+
+    def prepare(g, _):
+        at = _add(first, g)
+        _call(pack_name(aset), [_matrix(b, at), _block_of(panels, g, panel_rows), j0, bn, k, half])
+        _tail_of(_matrix(a, at), _block_of(tails, g, bm), i0, bm, k)
+        return []
+    for_loop(zero, count, one, [], prepare)
+    a_group, c_group = (_matrices(v, first, count) for v in (a, c))
+    _strip_calls(aset, zero_init, None, bm, [a_group, tails, panels, c_group, scratch], [i0, j0, bn, k, half],
+                 [panel_rows, bm])
+
+
+def _matrices(operand: ir.Value, first: ir.Value, count: ir.Value) -> ir.Value:
+    """Matrices first..first+count of a batched operand (3-D view)."""
+    sizes = [count] + [memref.DimOp(operand, index(d)).result for d in (1, 2)]
+    return memref.subview(operand, [first, 0, 0], sizes, [1, 1, 1], result_type=ir.MemRefType(operand.type))
 
 
 def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
@@ -390,57 +499,22 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
         batch = memref.DimOp(c, zero).result if aset.batched else one
         mc, nc = block_shape(aset, m, n, k, AR, batch)
         half = index(prepacked) if prepacked else _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)
-        # batched: a task takes a group of matrices (TASKS_PER_CORE groups per core), so its buffers are
-        # allocated once per group, not once per (often small) matrix
-        if aset.batched:
-            group = arith.MaxUIOp(arith.DivUIOp(batch, index(TASKS_PER_CORE * aset.cores)).result, one).result
+        if aset.batched:               # a task takes a group of matrices (_group_block)
+            group = _group(aset, batch, nc, half)
             batch_tasks = [arith.CeilDivUIOp(batch, group).result]
         loop = scf.ForallOp([0] * rank, [*(batch_tasks if aset.batched else []), m, n], [1, mc, nc][-rank:], [])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
             bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
-            aligned = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
             panel_rows = arith.MulIOp(arith.CeilDivUIOp(bn, index(N_TILE)).result, half).result
-            if not prepacked:
-                panels = memref.CastOp(_panel_view(), memref.AllocOp(_rows_of_32(), [panel_rows], [],
-                                                                     alignment=aligned).result).result
-            tail = memref.AllocOp(_rows_of_32(), [bm], [], alignment=aligned).result
-            scratch = memref.AllocOp(_scratch_type(aset), [], [], alignment=aligned).result
-            c_strip = None              # a narrowing epilogue: fp32 C tiles for one strip at a time
-            if narrow:
-                strip_type = ir.MemRefType.get([aset.mr, _DYN], _f32())
-                c_strip = memref.CastOp(operand_type(_f32()), memref.AllocOp(strip_type, [bn], [], alignment=aligned)
-                                        .result).result
-
-            def matrices(a, b, c):
-                """The task's block of C from A and B (2-D views)."""
-                if prepacked:            # this task's panels: the weight's from its first column's on
-                    first = arith.MulIOp(arith.DivUIOp(j0, index(N_TILE)).result, half).result
-                    task_panels = memref.subview(b, [first, 0], [panel_rows, K_STEP], [1, 1], result_type=_panel_view())
-                else:
-                    task_panels = panels
-                    _call(pack_name(aset), [b, panels, j0, bn, k, half])
-                full_k = _mul(arith.DivUIOp(k, index(K_STEP)).result, K_STEP)
-                rest = arith.SubIOp(k, full_k).result
-                scf_if = scf.IfOp(cmp(_UGT, rest, zero))
-                with ir.InsertionPoint(scf_if.then_block):          # A's last partial K step, zero-padded
-                    for_loop(zero, bm, one, [], lambda r, _: _write(
-                        _read(K_STEP, _bf16(), a, [_add(i0, r), full_k], _mask([K_STEP], [rest])), tail, [r, zero]) or [])
-                    scf.YieldOp([])
-                for rows, lo, hi, taken in _row_strips(bm, aset):
-                    some = scf.IfOp(taken)                  # a call configures the tiles: only for rows it has
-                    with ir.InsertionPoint(some.then_block):
-                        _call(rows_name(rows, aset, zero_init, epilogue),
-                              [a, tail, task_panels, c_strip if narrow else c, scratch, i0, _add(i0, lo), _add(i0, hi),
-                               j0, bn, k, half] + extras + ([c] if narrow else []))
-                        scf.YieldOp([])
-
-            if outer:                    # this group's matrices: rank-reduced views, one after another
-                start = arith.MulIOp(outer[0], group).result
-                stop = arith.MinUIOp(_add(start, group), batch).result
-                for_loop(start, stop, one, [], lambda at, _: matrices(*(_matrix(v, at) for v in (a, b, c))) or [])
+            scratch = _alloc(_scratch_type(aset), [])
+            block = (i0, j0, bm, bn, k, half)
+            if outer:
+                first = arith.MulIOp(outer[0], group).result
+                count = arith.SubIOp(arith.MinUIOp(_add(first, group), batch).result, first).result
+                _group_block(aset, zero_init, a, b, c, scratch, first, count, panel_rows, block)
             else:
-                matrices(a, b, c)
+                _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block)
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/buffers/pipelines.py)
         func.ReturnOp([])

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 
+from . import workloads
 from .baselines import KernelCache, Padded
 from .measure import median_times
 
@@ -43,7 +44,7 @@ def run_sweep(sweep, compile_fn, limits, options, log=print, libraries=None) -> 
             inputs[sweep.weight] = weight
             others = [a for i, a in enumerate(inputs) if i != sweep.weight]
         reference = sweep.reference(*[a.astype(np.float64) for a in inputs])
-        out = np.full(case.out_shape, np.nan, np.float32)
+        out = workloads.aligned_output(case.out_shape)
         errors = {"ftuner": rel_err(exe(*inputs, out=out), reference)}
         columns = {"ftuner": lambda: exe(*inputs)}
         if frozen is not None:
@@ -129,7 +130,7 @@ def run_benchmark(options, log=print) -> dict:
     from pathlib import Path
 
     import ftuner_mlir
-    from . import library_worker, peak, report, single_thread, workloads
+    from . import library_worker, peak, report, single_thread
 
     target = ftuner_mlir.parse_target(options.target)
     dtype = getattr(options, "dtype", "f32")

@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from . import workloads
 from .run import rel_err
 
 DEFAULT_T = (1, 16, 128)
@@ -43,7 +44,7 @@ def run(sweep, target, options, log=print) -> dict:
         f"peak {core_peak:.1f} GFLOP/s)")
     for case in cases:
         inputs = sweep.inputs(case, rng)
-        out = np.full(case.out_shape, np.nan, np.float32)
+        out = workloads.aligned_output(case.out_shape)
         err = rel_err(exe(*inputs, out=out), sweep.reference(*[a.astype(np.float64) for a in inputs]))
         gflops = case.flops / _thread_seconds(lambda: exe(*inputs, out=out), options.min_time) / 1e9
         rows.append(dict(x=case.x, dims=case.dims, gflops=gflops, pct_peak=100 * gflops / core_peak, rel_err=err))

@@ -100,3 +100,17 @@ def test_single_thread_section_is_checked_and_relative_to_one_core():
     assert "single thread" in lines[0] and "of one core's peak" in lines[1]
     none_listed = single_thread.run(workloads.dense([2, 3]), detect_host(), options, log=lambda _: None)
     assert [row["x"] for row in none_listed["rows"]] == [2, 3]      # the first and last case instead
+
+
+def test_operands_are_64_byte_aligned(rng):
+    """Every column gets 64-byte aligned operands (torch's alignment), fresh values each case, in the
+    sweep's dtype; outputs are poisoned and aligned too."""
+    for sweep in (workloads.dense((1, 3)).in_dtype("bf16"), workloads.bmm_tall(), workloads.odd(3)):
+        for case in sweep.cases:
+            arrays = sweep.inputs(case, rng)
+            assert [a.shape for a in arrays] == [tuple(s) for s in case.shapes]
+            assert all(a.ctypes.data % 64 == 0 and np.isfinite(a.astype(np.float32)).all() for a in arrays)
+            assert arrays[0].dtype.name == ("bfloat16" if sweep.dtype == "bf16" else "float32")
+            assert float(np.abs(arrays[0].astype(np.float32)).max()) > 0
+    out = workloads.aligned_output((5, 7))
+    assert out.ctypes.data % 64 == 0 and np.isnan(out).all()

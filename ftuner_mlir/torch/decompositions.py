@@ -5,7 +5,8 @@ upstream MLIR cannot compile or types a dynamic dim static.
 compute position ids (RoBERTa-family) and masks (decoders called without an attention mask) with it. It
 is rewritten as a prefix sum by doubling (Hillis-Steele): ceil(log2(n)) steps of `x += x shifted by k`,
 k = 1, 2, 4, ..., each step a pad, a slice and an add that the pipeline fuses and vectorizes across the
-other dims. n is the dim's declared upper bound (2^31 when it has none: a step past n adds zeros).
+other dims. n is the dim's declared upper bound (2^31 when it has none: a step past n adds zeros; such
+steps shift by a clamped gather, not a pad of up to 2^30 elements).
 Integer sums are exact; float sums are added in a tree order (error ~log2(n) ulps, not n).
 
 A view that merges two or more dynamic dims (`[B, T, C] -> [B*T, C]`: torch-mlir's own decomposition of
@@ -22,6 +23,7 @@ import torch.nn.functional as F
 from torch.utils._sympy.numbers import int_oo
 
 UNBOUNDED_STEPS = 31
+PAD_LIMIT = 1 << 12      # a dim bounded this far is shifted by padding (the pad holds up to twice it)
 
 
 def cumsum_by_doubling(x: torch.Tensor, dim: int, dtype=None) -> torch.Tensor:
@@ -34,9 +36,20 @@ def cumsum_by_doubling(x: torch.Tensor, dim: int, dtype=None) -> torch.Tensor:
     n = moved.shape[-1]
     upper, shift = _upper_bound(n), 1
     while shift < upper:
-        moved = moved + F.pad(moved, (shift, 0))[..., :n]
+        moved = moved + _shifted(moved, n, shift, upper)
         shift *= 2
     return moved.movedim(-1, dim)
+
+
+def _shifted(x: torch.Tensor, n, shift: int, upper: int) -> torch.Tensor:
+    """x moved `shift` places along its last dim, zeros coming in. A pad then a slice while the pad stays
+    small; past PAD_LIMIT (a dim without an upper bound takes 31 steps, up to 2^30 places), a gather of
+    x[i - shift] (clamped) where i >= shift, so every step holds n elements."""
+    if upper <= PAD_LIMIT:
+        return F.pad(x, (shift, 0))[..., :n]
+    places = torch.arange(n, device=x.device)
+    source = (places - shift).clamp(min=0)
+    return torch.where(places >= shift, x.index_select(-1, source), torch.zeros((), dtype=x.dtype))
 
 
 def _upper_bound(size) -> int:

@@ -155,6 +155,25 @@ def test_cumsum_is_a_prefix_sum(rng):
         assert relative_error(got[2], torch.cumsum(values.double(), -1)) < TOLERANCE, size
 
 
+def test_cumsum_over_a_dim_without_upper_bound(rng):
+    """A length declared without a maximum (as Dynamo declares it) takes 31 doubling steps: each holds the
+    tensor's own size (a pad by up to 2^30 elements ran out of memory), exact at 1, primes and 300."""
+    class Prefix(torch.nn.Module):
+        def forward(self, ids, values):
+            mask = ids.ne(1).int()
+            return (torch.cumsum(mask, dim=1) * mask).long() + 1, torch.cumsum(values, 1)
+
+    t = Dim("T", min=1)
+    out = ftorch.compile(Prefix(), (torch.randint(0, 4, (2, 6)), torch.randn(2, 6, 3)),
+                         dynamic_shapes=({1: t}, {1: t}))
+    for size in (1, 2, 7, 131, 300):
+        ids = torch.from_numpy(rng.integers(0, 4, (2, size)))
+        values = torch.from_numpy(rng.standard_normal((2, size, 3)).astype("float32"))
+        got = out(ids, values)
+        assert torch.equal(got[0], Prefix()(ids, values)[0]), size
+        assert relative_error(got[1], torch.cumsum(values.double(), 1)) < TOLERANCE, size
+
+
 def test_op_names_inside_string_literals_are_not_ops(rng):
     """torch-mlir guards a matmul of two dynamic contracting dims with `cf.assert ..., "mismatching
     contracting dimension for torch.aten.mm"`: text, not an op left over."""

@@ -64,10 +64,11 @@ def test_dense_paper_shapes(exes, rng, t):
 
 @pytest.mark.parametrize("batch, m, n, k", [(1, 1, 1, 1), (3, 5, 7, 11), (192, 5, 5, 64), (12, 24, 64, 24),
                                             (13, 43, 64, 43), (2, 100, 100, 64), (7, 119, 3, 128), (1, 257, 129, 67),
-                                            (37, 7, 33, 48), (17, 16, 16, 32)])
+                                            (37, 7, 33, 48), (17, 16, 16, 32), (24, 9, 520, 1000)])
 def test_batch_matmul(exes, rng, batch, m, n, k):
     """Attention's batched products (T x 64 x T and T x T x 64 per head), odd and unit sizes; batches that
-    do not split evenly into the tasks' groups of matrices (37 = 9 groups of 4 and one of 1)."""
+    do not split evenly into the tasks' groups of matrices (37 = 9 groups of 4 and one of 1); B blocks too
+    big for a group (24 x 9x520x1000: one matrix a task)."""
     a, b = bf16(rng, (batch, m, k)), bf16(rng, (batch, k, n))
     out = poisoned((batch, m, n))
     exes["batch"](a, b, out=out)

@@ -79,3 +79,29 @@ def test_public_functions_stay_though_identical():
     with context:
         assert merge_identical_functions(module.operation) == 0
         assert len(functions(module.operation)) == 2
+
+
+def test_a_chain_merges_level_by_level_and_other_types_stay():
+    """Copies three calls deep merge one level a round (each round prints again only the callers it
+    renamed); a function alone with its type is left as it is."""
+    chain = "\n".join(f"""
+      func.func private @leaf_{s}(%x: f32) -> f32 {{ %y = arith.addf %x, %x : f32
+        return %y : f32 }}
+      func.func private @mid_{s}(%x: f32) -> f32 {{ %y = call @leaf_{s}(%x) : (f32) -> f32
+        return %y : f32 }}
+      func.func private @top_{s}(%x: f32) -> f32 {{ %y = call @mid_{s}(%x) : (f32) -> f32
+        return %y : f32 }}
+      func.func @entry_{s}(%x: f32) -> f32 {{ %y = call @top_{s}(%x) : (f32) -> f32
+        return %y : f32 }}""" for s in "ab")
+    context = ir.Context()
+    module = ir.Module.parse(chain + """
+      func.func private @alone(%x: f64) -> f64 { return %x : f64 }
+      func.func @use_alone(%x: f64) -> f64 { %y = call @alone(%x) : (f64) -> f64
+        return %y : f64 }""", context)
+    with context:
+        assert merge_identical_functions(module.operation) == 3
+        assert module.operation.verify()
+        names = [ir.StringAttr(fn.attributes["sym_name"]).value for fn in functions(module.operation)]
+        text = str(module)
+    assert names == ["leaf_a", "mid_a", "top_a", "entry_a", "entry_b", "alone", "use_alone"]
+    assert text.count("call @top_a(") == 2 and "_b(" not in text.replace("@entry_b(", "")

@@ -47,9 +47,11 @@ def dispatch_name(aset: AmxSet, zero: bool = False, prepacked: int | None = None
 
 
 def rows_name(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue | None = None) -> str:
-    """A row-strip function; with an epilogue, its dispatch's own (named after it)."""
+    """A row-strip function; a batched family's runs over a group of matrices (its own signature); with
+    an epilogue, its dispatch's own (named after it)."""
     owner = f"_of_{epilogue.owner}" if epilogue else ""
-    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{_z(zero)}{owner}"
+    group = "_group" if aset.batched else ""
+    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{group}{_z(zero)}{owner}"
 
 
 def pack_name(aset: AmxSet) -> str:

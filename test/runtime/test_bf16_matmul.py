@@ -87,6 +87,19 @@ def test_batch_matmul_every_row_rest(exes, rng):
         assert_matches(out, wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b), rtol=1e-5)
 
 
+def test_two_d_and_batched_products_in_one_module(rng):
+    """A module with a 2-D and a batched AMX product (a transformer layer's linear and attention): their
+    row-strip functions have different signatures (a batched one runs over a group of matrices) and
+    are separate functions; both exact."""
+    exe = ftuner_mlir.compile(models.matmul("bf16") + models.batch_matmul("bf16"))
+    _check(exe["matmul"], bf16(rng, (37, 40)), bf16(rng, (40, 29)), b_as_nk=False)
+    a, b = bf16(rng, (5, 21, 40)), bf16(rng, (5, 40, 13))
+    out = poisoned((5, 21, 13))
+    exe["batch_matmul"](a, b, out=out)
+    wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+    assert_matches(out, wide_a @ wide_b, np.abs(wide_a) @ np.abs(wide_b), rtol=1e-5)
+
+
 def test_fresh_shapes_never_seen(exes, rng):
     for _ in range(6):
         m, n, k = (int(x) for x in rng.integers(1, 400, size=3))

@@ -82,8 +82,6 @@ def _panel_view() -> ir.MemRefType:
     return ir.MemRefType.get([_DYN, K_STEP], _bf16(), ir.StridedLayoutAttr.get(_DYN_STRIDE, [K_STEP, 1]))
 
 
-
-
 def _scratch_type(aset: AmxSet) -> ir.MemRefType:
     """The edge panel's C tiles, one above the other (rows of 16 fp32)."""
     return ir.MemRefType.get([aset.row_tiles * TILE_ROWS, N_TILE], _f32())
@@ -501,10 +499,9 @@ def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
         batch = memref.DimOp(c, zero).result if aset.batched else one
         mc, nc = block_shape(aset, m, n, k, AR, batch)
         half = index(prepacked) if prepacked else _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)
-        if aset.batched:               # a task takes a group of matrices (_group_block)
-            group = _group(aset, batch, nc, half)
-            batch_tasks = [arith.CeilDivUIOp(batch, group).result]
-        loop = scf.ForallOp([0] * rank, [*(batch_tasks if aset.batched else []), m, n], [1, mc, nc][-rank:], [])
+        group = _group(aset, batch, nc, half) if aset.batched else None   # a task's matrices (_group_block)
+        groups = [arith.CeilDivUIOp(batch, group).result] if aset.batched else []
+        loop = scf.ForallOp([0] * rank, [*groups, m, n], [1, mc, nc][-rank:], [])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+
 from ..ir.attributes import TARGET_ATTR
 
 USAGE = """usage: ftuner-opt [INPUT] [-o OUTPUT] [--target=SPEC] [PASS FLAGS...] [--pass-pipeline=PIPELINE]

@@ -26,9 +26,9 @@ from ...ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slic
                         reassociation_groups, view_on, with_element)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
 from ...ir.walk import defining_op, integer_constant, walk
+from ..llvm.merge_functions import merge_identical_functions
 from ..transform import run_script
 from .dispatch_calls import dispatch_functions
-from ..llvm.merge_functions import merge_identical_functions
 
 COLUMN, FULL, SCALAR = "column", "full", "scalar"
 

@@ -16,6 +16,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from .. import settings
 from ..errors import CompileError, InvalidOptions
+from ..ir.attributes import EXTERNAL_WEIGHTS_ATTR
 from . import cache as module_cache, child_process, text, worker
 
 DEFAULT_TIMEOUT_S = 1800.0
@@ -53,7 +55,7 @@ def save_reproducer(source: str, options) -> str:
     folder = settings.cache_dir() / "failures" / ident
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / "input.mlir").write_text(source)
+        (folder / "input.mlir").write_text(_with_own_weights(source, folder))
         (folder / "target.json").write_text(options.target.to_json())
     except OSError as err:
         return f"(could not save a reproducer: {err})"
@@ -61,6 +63,24 @@ def save_reproducer(source: str, options) -> str:
     target = shlex.quote(f"--target={options.target_argument(folder / 'target.json')}")
     return (f"reproduce with:\n  ftuner-opt {target} {pipeline} "
             f"{shlex.quote(str(folder / 'input.mlir'))}")
+
+
+_WEIGHTS_FILE = re.compile(re.escape(EXTERNAL_WEIGHTS_ATTR) + r' = \{file = "([^"\\]*)"')
+
+
+def _with_own_weights(source: str, folder: Path) -> str:
+    """A module whose weights live in a file (ir/weights.py; the torch front end's, removed after the
+    compile) gets its own copy beside the reproducer (a hard link where the disk allows), named in it."""
+    found = _WEIGHTS_FILE.search(source)
+    if found is None:
+        return source
+    kept = folder / "weights.bin"
+    kept.unlink(missing_ok=True)
+    try:
+        os.link(found.group(1), kept)
+    except OSError:
+        shutil.copyfile(found.group(1), kept)
+    return source[:found.start(1)] + str(kept) + source[found.end(1):]
 
 
 def _death(returncode: int, output: str, memory_mb: int) -> str:

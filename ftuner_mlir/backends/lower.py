@@ -11,6 +11,7 @@ from .. import driver
 from ..analysis.signature import analyze
 from ..errors import CompileError
 from ..lowering.llvm import asserts
+from ..ir import weights
 from ..ir.diagnostics import PassFailure, format_location, format_mlir_error
 from .cpu.options import BuildOptions
 
@@ -24,7 +25,7 @@ def lower_cpu(source: str, context: ir.Context, options: BuildOptions):
 def lower(source: str, context: ir.Context, select, stages: list):
     """Parse, run `select`, read the signatures (tensor level), run `stages`: (module, signatures)."""
     try:
-        module = ir.Module.parse(source, context)
+        module = weights.parse(source, context)
         driver.run_pipeline(module, [select])
         signatures = analyze(module.operation)
         if not signatures:
@@ -36,4 +37,6 @@ def lower(source: str, context: ir.Context, select, stages: list):
         raise CompileError(format_mlir_error(err)) from None
     except PassFailure as err:
         raise CompileError(f"{format_location(err.location)}: error: {err.message}") from None
+    except weights.ExternalWeightsError as err:
+        raise CompileError(str(err)) from None
     return module, signatures

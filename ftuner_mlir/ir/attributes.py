@@ -40,4 +40,5 @@ SCRIPT_PARAM_ATTR = "ftuner.script_param"      # a transform op whose sizes the 
 
 # --- read from the input
 TARGET_ATTR = "ftuner.target"                  # the module: the target its passes compile for
+EXTERNAL_WEIGHTS_ATTR = "ftuner.external_weights"  # the module: its blobs' file and offsets (ir/weights.py)
 UNCHECKED_REGIONS_ATTR = "ftuner.unchecked_regions"   # the module: regions the shape rules skip

@@ -1,13 +1,15 @@
 """The elements of constant tensors, and new constants made from arrays.
 
-The Python bindings give no access to the bytes of a `dense_resource` attribute (torch-mlir exports
-every weight as one), but the printer writes them: a module holding a clone of the one op that uses
-the attribute prints that attribute's blob alone, as hex, at its end. New constants (a weight packed
-for the uKernels) are blobs made from numpy arrays.
+The Python bindings give no access to the bytes of a `dense_resource` attribute. Blobs made here
+(a weight packed for the uKernels, weights attached from an external file: ir/weights.py) are
+remembered with the array they were made from, so reading them back costs nothing. Any other blob
+(one parsed from text) is read through the printer: a module holding a clone of the one op that uses
+the attribute prints that attribute's blob alone, as hex, at its end.
 """
 from __future__ import annotations
 
 import re
+import weakref
 
 import ml_dtypes
 import numpy as np
@@ -36,8 +38,48 @@ def is_kind(kind, value: ir.Attribute) -> bool:
     return True
 
 
+# hash(attribute) -> (its context, weakly; its text, `dense_resource<name> : type`; the array it was
+# made from). A context that is gone may leave its storage to another one at the same address: an entry
+# counts only while its own context lives (holding the attribute would keep every context alive), and
+# for an attribute of the same text (a hash is no identity).
+_made_here: dict[int, tuple[weakref.ref, str, np.ndarray]] = {}
+_prune_at = 1024
+
+
+def blob_attr(array: np.ndarray, name: str, kind: ir.ShapedType) -> ir.Attribute:
+    """A dense_resource attribute of type `kind` over `array`'s memory (not copied; the attribute keeps
+    it alive), remembered so that blob_array reads it back without printing."""
+    raw = array.view(np.uint16) if array.dtype == ml_dtypes.bfloat16 else array   # no buffer format for bf16
+    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(raw), name, kind)
+    global _prune_at
+    if len(_made_here) >= _prune_at:
+        _forget_dead()
+        _prune_at = 2 * max(len(_made_here), 512)
+    _made_here[hash(attr)] = (weakref.ref(attr.context), str(attr), array)
+    return attr
+
+
+def _forget_dead() -> None:
+    for key in [k for k, (context, _, _) in _made_here.items() if context() is None]:
+        del _made_here[key]
+
+
+def blob_array(attr: ir.Attribute) -> np.ndarray | None:
+    """The array a dense_resource attribute was made from here (blob_attr), read-only, or None."""
+    entry = _made_here.get(hash(attr))
+    if entry is None or entry[0]() is not attr.context or entry[1] != str(attr):
+        return None
+    view = entry[2].view()
+    view.flags.writeable = False
+    return view
+
+
 def resource_bytes(op) -> bytes | None:
-    """The data of the one dense_resource attribute `op` carries, read through the printer."""
+    """The data of the one dense_resource attribute `op` carries: the array it was made from, or else
+    read through the printer."""
+    made = blob_array(op.attributes["value"]) if "value" in op.attributes else None
+    if made is not None:
+        return made.tobytes()
     holder = ir.Module.create(ir.Location.unknown(op.context))
     holder.body.append(op.operation.clone())
     text = str(holder)
@@ -58,6 +100,9 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
     if dtype is None or not kind.has_static_shape:
         return None
     if is_kind(ir.DenseResourceElementsAttr, attr):
+        made = blob_array(attr)
+        if made is not None and made.nbytes == np.dtype(dtype).itemsize * int(np.prod(kind.shape)):
+            return made.reshape(-1).view(dtype).reshape(kind.shape)
         data = resource_bytes(owner)
         if data is None or len(data) != np.dtype(dtype).itemsize * int(np.prod(kind.shape)):
             return None
@@ -77,6 +122,4 @@ def blob_constant(array: np.ndarray, name: str, element_type: ir.Type) -> ir.Val
 
     array = np.ascontiguousarray(array)
     kind = ir.RankedTensorType.get(list(array.shape), element_type)
-    raw = array.view(np.uint16) if array.dtype == ml_dtypes.bfloat16 else array   # no buffer format for bf16
-    attr = ir.DenseResourceElementsAttr.get_from_buffer(memoryview(raw), name, kind)
-    return arith.ConstantOp(kind, attr).result
+    return arith.ConstantOp(kind, blob_attr(array, name, kind)).result

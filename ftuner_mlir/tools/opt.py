@@ -246,6 +246,7 @@ def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, 
     from mlir import ir
 
     from .. import driver
+    from ..ir import weights
     from ..ir.diagnostics import PassFailure, format_location, format_mlir_error
 
     with ir.Context() as ctx:
@@ -256,8 +257,9 @@ def _run_chunk(text: str, first_line: int, name: str, path: str | None, stages, 
         except ir.MLIRError as err:
             return None, format_mlir_error(err, name)
         try:
+            weights.attach(module)
             own = _module_target(module, opts)
-        except ValueError as err:
+        except ValueError as err:            # ExternalWeightsError too
             return None, f"{format_location(str(module.operation.location), name)}: error: {err}"
         try:
             driver.run_pipeline(module, _stages(opts, own) if own is not None else stages, opts["instrument"])

@@ -304,28 +304,37 @@ def _value(arg):
     return arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg
 
 
-def to_linalg(program, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
-    """The exported program as linalg-on-tensors text (torch-mlir, in a child process)."""
-    _drop_guards(program)
+@contextlib.contextmanager
+def import_folder():
+    """A scratch folder for torch-mlir's import (removed after): it holds the weights file the imported
+    text names, so it must outlive the compile of that text."""
     try:
         folder = child_process.scratch_dir("ftuner-torch-")
     except OSError as err:
         raise CompileError(f"cannot create a folder in the temporary directory {tempfile.gettempdir()}: "
                            f"{err.strerror or err} (set TMPDIR to a writable folder)") from None
     try:
-        return _import(program, folder, timeout_s)
+        yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _import(program, folder: Path, timeout_s: float) -> str:
+WEIGHTS_FILE = "weights.bin"
+
+
+def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
+    """The exported program as linalg-on-tensors text (torch-mlir, in a child process). The weights go
+    to folder/WEIGHTS_FILE as raw bytes, never into the text: the text names that file (ir/weights.py)."""
+    _drop_guards(program)
     saved, text = folder / "program.pt2", folder / "program.mlir"
     _save(program, saved)
     try:
-        proc = child_process.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", str(saved), str(text)],
-                                 timeout_s)
+        proc = child_process.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", str(saved), str(text),
+                                  str(folder / WEIGHTS_FILE)], timeout_s)
     except subprocess.TimeoutExpired:
         raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
+    finally:
+        saved.unlink(missing_ok=True)            # a second copy of the weights
     if proc.returncode == import_worker.UNSUPPORTED_EXIT:
         if settings.torch_verbose():
             sys.stderr.write(proc.stderr)

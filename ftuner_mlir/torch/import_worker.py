@@ -1,17 +1,25 @@
 """The child process that turns a saved torch.export program into linalg-on-tensors MLIR text with
-torch-mlir (`python -m ftuner_mlir.torch.import_worker PROGRAM.pt2 OUT.mlir`).
+torch-mlir (`python -m ftuner_mlir.torch.import_worker PROGRAM.pt2 OUT.mlir WEIGHTS.bin`).
 
 A child, because torch-mlir carries its own copy of MLIR and LLVM: loaded beside the project's MLIR
 bindings, the two clash (the JIT computed garbage). Exit code 0: OUT.mlir written; 3: the program holds
 an op torch-mlir cannot lower to upstream MLIR, named on the last line of stderr.
+
+The weights never become text: each tensor literal is a `dense_resource<ftuner_weight_N>` over the
+tensor's own memory (torch-mlir would copy it through a Python list), its bytes are written once to
+WEIGHTS.bin, and the text names that file and each blob's offset in the module attribute
+`ftuner.external_weights` (ir/weights.py attaches them when the compiler parses the text).
 """
 from __future__ import annotations
 
 import re
 import sys
 
+from ..ir.attributes import EXTERNAL_WEIGHTS_ATTR
+
 UNSUPPORTED_EXIT = 3
 FOREIGN_DIALECTS = ("torch", "tm_tensor", "torch_c")     # what upstream MLIR cannot parse or lower
+_RESOURCE = re.compile(r"dense_resource<([^>]+)>")
 _FOREIGN_OP = re.compile(r"\b((?:torch|tm_tensor|torch_c)\.[A-Za-z0-9_.]+)")
 # what a left-over op came from in the model, and how to do without it
 EXPLAINED = {
@@ -53,8 +61,63 @@ def describe(ops: dict[str, str]) -> str:
                      for name, where in sorted(ops.items()))
 
 
+WEIGHT_ALIGNMENT = 64          # bytes: every blob in the weights file starts at a multiple
+
+
+def _weight_hooks():
+    """torch-mlir hooks that import each tensor literal of more than one element as a blob over the
+    tensor's memory, named ftuner_weight_N (one name per tensor, however often it is used)."""
+    import torch
+    from torch_mlir.extras.fx_importer import FxImporterHooks, create_mlir_tensor_type
+    from torch_mlir.ir import DenseResourceElementsAttr, Operation
+
+    class OutOfBand(FxImporterHooks):
+        def __init__(self):
+            self.weights: list[tuple[str, torch.Tensor]] = []
+            self._attrs: dict[int, tuple[torch.Tensor, object]] = {}     # id(tensor) -> (tensor, attribute)
+
+        def resolve_literal(self, gni, literal, info):
+            if not isinstance(literal, torch.Tensor) or literal.numel() <= 1:
+                return None                        # torch-mlir makes a splat of it
+            vtensor = gni._cc.tensor_to_vtensor_type(literal)
+            if id(literal) not in self._attrs:
+                raw = literal.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+                name = f"ftuner_weight_{len(self.weights)}"
+                attr = DenseResourceElementsAttr.get_from_buffer(memoryview(raw), name,
+                                                                 create_mlir_tensor_type(literal))
+                self.weights.append((str(attr).split("<", 1)[1].split(">", 1)[0], literal))
+                self._attrs[id(literal)] = (literal, attr)
+            attr = self._attrs[id(literal)][1]
+            return Operation.create("torch.vtensor.literal", results=[vtensor], attributes={"value": attr}).result
+
+    return OutOfBand()
+
+
+def write_weights(weights, path: str) -> dict[str, int]:
+    """Each tensor's bytes into the file at `path`, aligned; name -> offset."""
+    import torch
+
+    offsets = {}
+    with open(path, "wb") as f:
+        for name, tensor in weights:
+            f.write(b"\0" * (-f.tell() % WEIGHT_ALIGNMENT))
+            offsets[name] = f.tell()
+            f.write(tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().data)
+    return offsets
+
+
+def _external(module, path: str, offsets: dict[str, int]) -> None:
+    """The module names the weights file and each blob's offset in it, and carries no blob itself."""
+    from torch_mlir.ir import Attribute, StringAttr
+
+    blobs = ", ".join(f"{name} = {offset} : i64" for name, offset in offsets.items())
+    with module.context:
+        module.operation.attributes[EXTERNAL_WEIGHTS_ATTR] = Attribute.parse(
+            f"{{file = {StringAttr.get(path)}, offsets = {{{blobs}}}}}")
+
+
 def main(argv: list[str]) -> int:
-    program, out = argv
+    program, out, weights_file = argv
     import torch
     from torch_mlir import fx
 
@@ -62,9 +125,10 @@ def main(argv: list[str]) -> int:
     from .decompositions import LEGAL_OPS, for_import
 
     ep = torch.export.load(program)
+    hooks = _weight_hooks()
     try:
         ep = for_import(ep, get_decomposition_table())
-        module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main",
+        module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main", hooks=hooks,
                                       decomposition_table={}, backend_legal_ops=LEGAL_OPS)
     except Exception as err:          # torch-mlir reports an op it cannot lower as a generic error
         import traceback
@@ -79,7 +143,12 @@ def main(argv: list[str]) -> int:
         print(f"unsupported: the model needs {describe(left)}: ops of torch-mlir's own dialects that it left "
               f"in the linalg output, which upstream MLIR cannot compile", file=sys.stderr)
         return UNSUPPORTED_EXIT
-    text = str(module)
+    offsets = write_weights(hooks.weights, weights_file)
+    if offsets:
+        _external(module, weights_file, offsets)
+    text = module.operation.get_asm(large_resource_limit=0)           # the blobs live in the weights file
+    if set(_RESOURCE.findall(text)) - set(offsets):                    # a blob torch-mlir made itself
+        text = module.operation.get_asm()
     with open(out, "w") as f:
         f.write(text)
     return 0

@@ -12,6 +12,7 @@ from mlir import ir
 import ftuner_mlir
 from ftuner_mlir import driver
 from ftuner_mlir.analysis.constant_work import constant_only_ops
+from ftuner_mlir.ir import weights
 from ftuner_mlir.lowering.graph.constant_generics import fold_constant_generics
 from ftuner_mlir.passes.cpu.graph import FoldConstantGenerics
 from ftuner_mlir.passes.lower_cpu import LowerCpu
@@ -24,7 +25,7 @@ def _tiled(text: str, fold: bool = True) -> ir.Module:
     """`text` after ftuner-select-ukernels and ftuner-tile and, with `fold`, ftuner-lower-cpu's first
     step (constant generics folded): the IR its tensor stages work on."""
     target = ftuner_mlir.parse_target("host")
-    module = ir.Module.parse(text, ir.Context())
+    module = weights.parse(text, ir.Context())
     driver.run_pipeline(module, driver.parse_pipeline("ftuner-select-ukernels,ftuner-tile", target))
     assert isinstance(LowerCpu(target=target).passes()[0], FoldConstantGenerics)
     if fold:
@@ -34,10 +35,10 @@ def _tiled(text: str, fold: bool = True) -> ir.Module:
 
 
 @pytest.mark.parametrize("kind", ["bert", "gpt2"])
-def test_exported_models_do_no_constant_only_work(kind):
+def test_exported_models_do_no_constant_only_work(kind, tmp_path):
     example = ids(np.random.default_rng(0), 2, 24)
     program = exporting.export(tiny(kind), (example,), None, ({1: Dim("T", min=2, max=MAX_T)},))
-    module = _tiled(exporting.to_linalg(program))
+    module = _tiled(exporting.to_linalg(program, tmp_path))
     with module.context:
         left = [f"{op.operation.name} at {op.location}" for op in constant_only_ops(module.operation)]
     assert not left, f"{kind}: per-call work on constants alone: {left}"

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 from mlir import ir
 
-from ...ir.resources import blob_spans, is_kind, resource_bytes
+from ...ir.resources import blob_array, blob_spans, is_kind, resource_bytes
 
 THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
 BLOB_FILE = "constants.bin"
@@ -22,11 +22,15 @@ ASSEMBLY_FILE = "constants.s"
 _RESOURCE = re.compile(r"dense_resource<([^>]+)>")
 
 
-def _bytes_of(op, source: str, blobs: dict) -> bytes | None:
+def _bytes_of(op, source: str, blobs: dict) -> bytes | memoryview | None:
     """The raw little-endian bytes of a global's value, or None when they cannot be read here. A blob
-    of the source is sliced out of its text; one made by a pass (packed weights) is printed."""
+    made from an array (packed weights, external weights: ir/weights.py) is that array's memory; one
+    of the source text is sliced out of it."""
     value = op.attributes["value"]
     if is_kind(ir.DenseResourceElementsAttr, value):
+        made = blob_array(value)
+        if made is not None:
+            return made.reshape(-1).view(np.uint8).data
         found = _RESOURCE.match(str(value))
         if found is not None and found.group(1) in blobs:
             begin, end = blobs[found.group(1)]

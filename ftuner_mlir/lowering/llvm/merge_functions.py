@@ -61,5 +61,7 @@ def _rename_calls(module_op, renames: dict, texts: dict) -> None:
 
 
 def _body_text(fn, name: str) -> str:
-    """The function as printed (every attribute and constant in full), its own name left out."""
-    return fn.operation.get_asm(large_elements_limit=None).replace(f"@{name}(", "@(", 1)
+    """The function as printed (every attribute and constant in full), its own name left out. In its
+    own scope: printed as part of the module, each print first numbered the whole module (a BERT-base
+    took 12.7 s for 386 functions; 0.3 s so)."""
+    return fn.operation.get_asm(large_elements_limit=None, use_local_scope=True).replace(f"@{name}(", "@(", 1)

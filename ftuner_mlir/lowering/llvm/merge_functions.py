@@ -52,9 +52,17 @@ def _merge_once(module_op, texts: dict) -> int:
 
 
 def _rename_calls(module_op, renames: dict, texts: dict) -> None:
-    """Every use of a merged function names the kept one; a printed caller is stale."""
-    for old, kept in renames.items():
-        ir.SymbolTable.replace_all_symbol_uses(old, kept, module_op)
+    """Every call of a merged function calls the kept one (calls are the only uses of private functions
+    here; a use left behind fails verification); a printed caller is stale. One walk of the module:
+    a SymbolTable.replace_all_symbol_uses per merged function walked it once each (BERT-base: 1.5 s)."""
+    def rename(op):
+        if op.name == "func.call":
+            callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+            if callee in renames:
+                op.attributes["callee"] = ir.FlatSymbolRefAttr.get(renames[callee])
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(rename, ir.WalkOrder.PRE_ORDER)
     stale = [name for name, text in texts.items() if any(f"@{old}(" in text for old in renames)]
     for name in stale:
         del texts[name]

@@ -8,7 +8,8 @@ LLVM, load); cold with an empty module cache, warm in a new process with the cac
 torch.compile(dynamic=True): its compilation happens in the first call; warm reuses Inductor's caches
 (TORCHINDUCTOR_CACHE_DIR) from the cold run. OpenVINO (convert_model + compile_model, batch and length
 dynamic) and ONNX Runtime (torch.onnx.export + InferenceSession), where installed. Every system then
-gets a call at a new batch size (16 -> 1): the cost of a shape it has not seen.
+gets a call at a new batch size (16 -> 1): the cost of a shape it has not seen. Peak memory: of the
+process holding the model, and of its largest child process (ftuner's import and compiler children).
 """
 from __future__ import annotations
 
@@ -69,7 +70,15 @@ def measure(system: str, kind: str) -> dict:
         started = time.perf_counter()
         run(other)
         new_batch = time.perf_counter() - started
-    return {"first_result_s": first, "new_batch_first_call_s": new_batch, **timings}
+    return {"first_result_s": first, "new_batch_first_call_s": new_batch, **timings, **_peak_memory()}
+
+
+def _peak_memory() -> dict:
+    """Peak resident memory in MB of this process (the model, the export, the call) and of the largest
+    of its children (ftuner: torch-mlir's import, the compiler)."""
+    import resource
+    own, children = (resource.getrusage(who).ru_maxrss / 1024 for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return {"peak_mb": round(own), "peak_child_mb": round(children)}
 
 
 def _worker(system: str, kind: str, env: dict) -> dict:
@@ -109,6 +118,7 @@ def format_table(result: dict) -> str:
                 continue
             parts = ", ".join(f"{name[:-2]} {row[name]:.2f}" for name in ("export_s", "key_s", "import_s", "compile_s")
                               if name in row)
+            parts += f"; peak MB {row['peak_mb']}" + (f", child {row['peak_child_mb']}" if row.get("peak_child_mb") else "")
             lines.append(f"{system:<14} {run:<5} {row['first_result_s']:>12.2f} {row['new_batch_first_call_s']:>9.2f}"
                          f"  {parts}")
     return "\n".join(lines)

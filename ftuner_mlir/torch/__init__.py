@@ -68,15 +68,13 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
             began = time.perf_counter()
             text = exporting.to_linalg(program, folder)       # names the weights file in `folder`
             timings["import_s"], timings["mlir_bytes"] = time.perf_counter() - began, len(text)
+            exporting.check_shapes(exporting.imported_rules(text), program, example_args, example_kwargs)
             return text
 
         executable = compiler.compile(linalg, target, source_key=key, **options)
     timings["compile_s"] = time.perf_counter() - started - timings["export_s"] - timings["key_s"] - timings["import_s"]
-    ranges = exporting.dim_ranges(program)
-    exporting.check_dynamic_dims(executable["main"].rules, ranges)
-    exporting.check_example(executable["main"], example_args, example_kwargs)
-    exporting.check_range_ends(executable["main"], program, example_args, example_kwargs)
-    return CompiledModule(executable, program, ranges, timings.pop("mlir_bytes", None), timings,
+    exporting.check_shapes(executable["main"].rules, program, example_args, example_kwargs)   # a cached module too
+    return CompiledModule(executable, program, exporting.dim_ranges(program), timings.pop("mlir_bytes", None), timings,
                           watch=watch, on_weight_change=on_weight_change, again=again, bf16=bf16)
 
 

@@ -31,6 +31,7 @@ from torch.utils._sympy.value_ranges import bound_sympy
 from .. import settings
 from ..backends import child_process
 from ..errors import CompileError
+from ..runtime import shape_rules
 from . import import_worker
 
 IMPORT_TIMEOUT_S = 3600.0
@@ -211,17 +212,17 @@ def check_dynamic_dims(rules: dict, ranges: list[DimRange]) -> None:
                          " (torch-mlir's lowering typed it static; declare fewer dims dynamic)", pinned)
 
 
-def check_example(function, args: tuple, kwargs: dict | None) -> None:
+def check_example(rules: dict, args: tuple, kwargs: dict | None) -> None:
     """The compiled code must accept the inputs it was exported with: shape rules that refuse them
     (a static size computed wrongly from dynamic ones) would make a module that refuses every call."""
     try:
-        function.bind_shapes(_shapes(args, kwargs))
+        shape_rules.bind(rules, _shapes(args, kwargs))
     except ValueError as err:
         raise UnsupportedModel(f"the compiled code refuses the export's own example inputs ({err}): its shape "
                                f"rules do not describe the model; please report it with the model") from None
 
 
-def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> None:
+def check_range_ends(rules: dict, program, args: tuple, kwargs: dict | None) -> None:
     """The compiled code must accept each declared dim at both ends of its range (the other dims as in
     the example): torch.export traces the branches the example takes, and a branch that holds only at
     the example's sizes (a ViT exported at its own image size skips the interpolation of its position
@@ -240,7 +241,7 @@ def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> Non
                 if (i, d) in moved:
                     trial[i][d] = int(expr.subs(symbol, value).subs(known))
             try:
-                function.bind_shapes(trial)
+                shape_rules.bind(rules, trial)
             except ValueError as err:
                 refused += [m for m in moved if m not in refused]
                 reasons.append(", ".join(f"dim {d} of input #{i} = {trial[i][d]}" for i, d in moved) + f" ({err})")
@@ -251,6 +252,24 @@ def check_range_ends(function, program, args: tuple, kwargs: dict | None) -> Non
             f"as in the example: torch.export followed a branch of the model that holds only at the example's "
             f"sizes; export with an example that takes the general path (other sizes), or declare a narrower "
             f"range", refused)
+
+
+def check_shapes(rules: dict, program, args: tuple, kwargs: dict | None) -> None:
+    """Every check of the compiled function's shape rules against what was declared and exported."""
+    check_dynamic_dims(rules, dim_ranges(program))
+    check_example(rules, args, kwargs)
+    check_range_ends(rules, program, args, kwargs)
+
+
+def imported_rules(text: str) -> dict:
+    """The shape rules of the imported text's public function, read from the text alone (tens of ms):
+    the checks run before the compile, so a model they refuse costs no compile."""
+    from mlir import ir
+
+    from ..analysis.signature import analyze
+
+    with ir.Context():
+        return analyze(ir.Module.parse(text).operation)["main"].rules()
 
 
 def _symbol_values(dims, example) -> dict:

@@ -274,17 +274,32 @@ def test_multiple_outputs_int64_and_reductions(rng):
         assert torch.equal(got[2], tokens * 2)
 
 
+def test_shape_rules_are_checked_before_the_compile(monkeypatch):
+    """A model the shape rules refuse costs its import, not a compile: the rules of the imported text are
+    checked first (here the T dim is made static in them, as torch-mlir's casts once did)."""
+    real = exporting.imported_rules
+
+    def pinned(text):
+        rules = real(text)
+        rules["class_static"][rules["arg_dims"][0][1]] = 1
+        return rules
+
+    monkeypatch.setattr(exporting, "imported_rules", pinned)
+    before = compiler.compilations
+    with pytest.raises(ftorch.PinnedDims, match=r"dim 1 of input #0 \(declared dynamic, 2..64\) is fixed to 1"):
+        ftorch.compile(tiny("bert", seed=23), (ids(np.random.default_rng(0), 2, 8),),
+                       dynamic_shapes=({1: Dim("T", min=2, max=64)},), cache=False)
+    assert compiler.compilations == before
+
+
 def test_a_module_that_refuses_its_own_example_is_a_compile_error():
     """Shape rules that reject the export's example (a static size computed wrongly from dynamic ones)
     would make a module that refuses every call: compile() refuses it instead."""
     from ftuner_mlir.torch import exporting
 
-    class Rules:
-        def bind_shapes(self, shapes):
-            assert shapes == [(2, 5), (3,)]
-            raise ValueError("@main: argument #0 dim 1 must be 1024, got 5")
-
+    rules = {"name": "main", "args": [{"dtype": "float32", "shape": [None, None]}, {"dtype": "float32", "shape": [3]}],
+             "arg_dims": [[0, 1], [2]], "class_static": {1: 1024}, "class_reason": {}}
     with pytest.raises(ftorch.UnsupportedModel, match=r"refuses the export's own example inputs \(@main: argument "
-                                                      r"#0 dim 1 must be 1024, got 5\)"):
-        exporting.check_example(Rules(), (torch.zeros(2, 5), 7), {"bias": torch.zeros(3)})
-    exporting.check_example(type("Accepts", (), {"bind_shapes": lambda self, shapes: {}})(), (torch.zeros(2, 5),), None)
+                                                      r"#0 dim 1 must be 1024 \(fixed by the function body\), got 5\)"):
+        exporting.check_example(rules, (torch.zeros(2, 5), 7), {"bias": torch.zeros(3)})
+    exporting.check_example({**rules, "class_static": {}}, (torch.zeros(2, 5), 7), {"bias": torch.zeros(3)})

@@ -116,6 +116,32 @@ def _external(module, path: str, offsets: dict[str, int]) -> None:
             f"{{file = {StringAttr.get(path)}, offsets = {{{blobs}}}}}")
 
 
+def _without_reproducer_print() -> None:
+    """torch-mlir's run_pipeline_with_repro_report (fx.py and compiler_utils.py call it, each by its own
+    name) prints the whole module before running the passes,
+    for a reproducer it writes only if they fail: with the weights' blobs that is ~870 MB of hex for
+    BERT-base, 1.8 GB of the import's peak memory and seconds, twice. The same run without the print;
+    a failure still raises torch-mlir's error with the diagnostics (main reads the op names from it)."""
+    import io
+
+    from torch_mlir import compiler_utils, fx
+    from torch_mlir.passmanager import PassManager
+
+    def run(module, pipeline: str, description: str, enable_ir_printing: bool = False):
+        saved, sys.stderr = sys.stderr, io.StringIO()          # where the diagnostics are printed
+        try:
+            with module.context as context:
+                context.emit_error_diagnostics = True
+                PassManager.parse(pipeline).run(module.operation)
+        except Exception as err:
+            raise compiler_utils.TorchMlirCompilerError(f"{description} failed with the following diagnostics:\n"
+                                         f"{sys.stderr.getvalue()}\npython exception: {err}") from None
+        finally:
+            sys.stderr = saved
+
+    fx.run_pipeline_with_repro_report = compiler_utils.run_pipeline_with_repro_report = run
+
+
 def main(argv: list[str]) -> int:
     program, out, weights_file = argv
     import torch
@@ -126,6 +152,7 @@ def main(argv: list[str]) -> int:
 
     ep = torch.export.load(program)
     hooks = _weight_hooks()
+    _without_reproducer_print()
     try:
         ep = for_import(ep, get_decomposition_table())
         module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main", hooks=hooks,

@@ -25,7 +25,7 @@ from ...ir.attributes import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, EPILOGUE_ATTR, EPIL
 from ...ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slice, for_loop, index, insert_slice,
                         reassociation_groups, view_on, with_element)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
-from ...ir.walk import defining_op, integer_constant, walk
+from ...ir.walk import defining_op, integer_constant
 from ..llvm.merge_functions import merge_identical_functions
 from ..transform import run_script
 from .dispatch_calls import dispatch_functions
@@ -396,18 +396,31 @@ def fuse_epilogues(module_op, lanes: int) -> None:
         run_script("vectorize_epilogues", module_op, lanes=lanes)
 
 
+def _first_match(module_op, dispatches) -> Epilogue | None:
+    """The first call (pre-order) that takes an epilogue. A C++ walk that stops there: fuse() walks
+    again after every fusion, and a Python walk made that quadratic in a model's size (BERT-large:
+    1.2M ops visited, 5.7 s)."""
+    found = []
+
+    def visit(op):
+        if op.name == "func.call":
+            match = _match(op, dispatches)
+            if match is not None:
+                found.append(match)
+                return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[0] if found else None
+
+
 def fuse(module_op) -> int:
     """Every dispatch call of a 2-D matmul family whose result feeds one elementwise consumer takes the
     consumer in as an epilogue (repeatedly: a fused call may feed another)."""
     count = 0
     while True:
         dispatches = dispatch_functions(module_op)
-        found = None
-        for op in walk(module_op):
-            if op.operation.name == "func.call":
-                found = _match(op.operation, dispatches)
-                if found is not None:
-                    break
+        found = _first_match(module_op, dispatches)
         if found is None:
             return count
         callee = ir.FlatSymbolRefAttr(found.call.attributes["callee"]).value

@@ -118,10 +118,10 @@ def _external(module, path: str, offsets: dict[str, int]) -> None:
 
 def _without_reproducer_print() -> None:
     """torch-mlir's run_pipeline_with_repro_report (fx.py and compiler_utils.py call it, each by its own
-    name) prints the whole module before running the passes,
-    for a reproducer it writes only if they fail: with the weights' blobs that is ~870 MB of hex for
-    BERT-base, 1.8 GB of the import's peak memory and seconds, twice. The same run without the print;
-    a failure still raises torch-mlir's error with the diagnostics (main reads the op names from it)."""
+    name) prints the whole module before running the passes, for a reproducer it writes only if they
+    fail: with the weights' blobs that is ~870 MB of hex for BERT-base, 1.8 GB of the import's peak
+    memory and seconds, twice. The same run without the print; a failure still raises torch-mlir's
+    error, and MLIR prints the diagnostics to stderr as before."""
     import io
 
     from torch_mlir import compiler_utils, fx

@@ -15,6 +15,7 @@ import ml_dtypes
 import numpy as np
 from mlir import ir
 
+RESOURCE_NAME = re.compile(r"dense_resource<([^>]+)>")       # the name in an attribute's text
 _BLOB = re.compile(r'([A-Za-z0-9_.$-]+)\s*:\s*"0x([0-9A-Fa-f]*)"')
 ELEMENT_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
            "i32": np.int32, "i64": np.int64, "bf16": ml_dtypes.bfloat16}
@@ -75,11 +76,8 @@ def blob_array(attr: ir.Attribute) -> np.ndarray | None:
 
 
 def resource_bytes(op) -> bytes | None:
-    """The data of the one dense_resource attribute `op` carries: the array it was made from, or else
-    read through the printer."""
-    made = blob_array(op.attributes["value"]) if "value" in op.attributes else None
-    if made is not None:
-        return made.tobytes()
+    """The data of the one dense_resource attribute `op` carries, read through the printer (a blob made
+    here is read with blob_array instead)."""
     holder = ir.Module.create(ir.Location.unknown(op.context))
     holder.body.append(op.operation.clone())
     text = str(holder)

@@ -11,17 +11,12 @@ passes read the bytes back without printing them (ir/resources.py).
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from mlir import ir
 
 from .attributes import EXTERNAL_WEIGHTS_ATTR
-from .resources import ELEMENT_DTYPES, blob_attr, is_kind
+from .resources import ELEMENT_DTYPES, RESOURCE_NAME, blob_attr, is_kind
 from .walk import walk
-
-_RESOURCE_NAME = re.compile(r"dense_resource<([^>]+)>")
-
 
 class ExternalWeightsError(ValueError):
     """The weights file a module names cannot be read, or does not hold a blob the module uses."""
@@ -51,7 +46,7 @@ def attach(module: ir.Module) -> None:
             if op.operation.name != "arith.constant" or not is_kind(ir.DenseResourceElementsAttr, op.attributes["value"]):
                 continue
             kind = ir.ShapedType(op.result.type)
-            name = _RESOURCE_NAME.match(str(op.attributes["value"])).group(1)
+            name = RESOURCE_NAME.match(str(op.attributes["value"])).group(1)
             if name not in offsets:
                 continue
             if name not in made:

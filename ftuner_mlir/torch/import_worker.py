@@ -73,7 +73,7 @@ def _weight_hooks():
 
     class OutOfBand(FxImporterHooks):
         def __init__(self):
-            self.weights: list[tuple[str, torch.Tensor]] = []
+            self.weights: list[tuple[str, object]] = []         # (blob name, the tensor's bytes as numpy)
             self._attrs: dict[int, tuple[torch.Tensor, object]] = {}     # id(tensor) -> (tensor, attribute)
 
         def resolve_literal(self, gni, literal, info):
@@ -85,7 +85,7 @@ def _weight_hooks():
                 name = f"ftuner_weight_{len(self.weights)}"
                 attr = DenseResourceElementsAttr.get_from_buffer(memoryview(raw), name,
                                                                  create_mlir_tensor_type(literal))
-                self.weights.append((str(attr).split("<", 1)[1].split(">", 1)[0], literal))
+                self.weights.append((_RESOURCE.match(str(attr)).group(1), raw))
                 self._attrs[id(literal)] = (literal, attr)
             attr = self._attrs[id(literal)][1]
             return Operation.create("torch.vtensor.literal", results=[vtensor], attributes={"value": attr}).result
@@ -94,15 +94,13 @@ def _weight_hooks():
 
 
 def write_weights(weights, path: str) -> dict[str, int]:
-    """Each tensor's bytes into the file at `path`, aligned; name -> offset."""
-    import torch
-
+    """Each blob's bytes into the file at `path`, aligned; name -> offset."""
     offsets = {}
     with open(path, "wb") as f:
-        for name, tensor in weights:
+        for name, raw in weights:
             f.write(b"\0" * (-f.tell() % WEIGHT_ALIGNMENT))
             offsets[name] = f.tell()
-            f.write(tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy().data)
+            f.write(raw.data)
     return offsets
 
 

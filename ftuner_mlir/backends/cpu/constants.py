@@ -8,18 +8,16 @@ into an object file in a fraction of a second, and the linker copies the bytes i
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 from mlir import ir
 
-from ...ir.resources import blob_array, blob_spans, is_kind, resource_bytes
+from ...ir.resources import RESOURCE_NAME, blob_array, blob_spans, is_kind, resource_bytes
 
 THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
 BLOB_FILE = "constants.bin"
 ASSEMBLY_FILE = "constants.s"
-_RESOURCE = re.compile(r"dense_resource<([^>]+)>")
 
 
 def _bytes_of(op, source: str, blobs: dict) -> bytes | memoryview | None:
@@ -31,7 +29,7 @@ def _bytes_of(op, source: str, blobs: dict) -> bytes | memoryview | None:
         made = blob_array(value)
         if made is not None:
             return made.reshape(-1).view(np.uint8).data
-        found = _RESOURCE.match(str(value))
+        found = RESOURCE_NAME.match(str(value))
         if found is not None and found.group(1) in blobs:
             begin, end = blobs[found.group(1)]
             return bytes.fromhex(source[begin + 8:end])          # the first 4 bytes are the blob's alignment

@@ -11,17 +11,11 @@ import hashlib
 import json
 from pathlib import Path
 
+from .digest import file_digest
+
 MANIFEST = "module.json"
 ERROR = "error.txt"
 OUT_OF_MEMORY_STATUS = 3
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 SEAL = "manifest_sha256"
@@ -42,7 +36,7 @@ def write_manifest(folder: Path, manifest: dict) -> None:
 def intact(folder: Path, manifest: dict) -> bool:
     """The manifest's seal matches its content and the library's bytes match the manifest's hash."""
     return manifest.get(SEAL) == _manifest_hash(manifest) and \
-        sha256_of(folder / manifest["library"]) == manifest["library_sha256"]
+        file_digest(folder / manifest["library"]) == manifest.get("library_digest")
 
 
 def main(argv: list[str], build, options_from_json) -> int:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import dataclasses
 
 from .base import MAX_FORCED_COLUMNS, MAX_FORCED_ROWS, MAX_THREADS, ModulePass, option
-from .lower_cpu import LowerCpu
-from .select_ukernels import SelectUKernels
-from .tile import Tile
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,6 +19,11 @@ class CpuPipeline(ModulePass):
     matmul_precision: str = option("f32", "as ftuner-select-ukernels", choices=("f32", "bf16"))
 
     def stages(self) -> list[ModulePass]:
+        # Imported here: building this pass checks compile()'s options without loading MLIR (warm start).
+        from .lower_cpu import LowerCpu
+        from .select_ukernels import SelectUKernels
+        from .tile import Tile
+
         return [SelectUKernels(target=self.target, mr=self.mr, nr=self.nr, tuning=self.tuning,
                                matmul_precision=self.matmul_precision),
                 Tile(target=self.target),

@@ -10,24 +10,22 @@ target and the tuning database join it there too (backends/cpu/compile.request).
 from __future__ import annotations
 
 import functools
-import hashlib
 from importlib import metadata
 
 import torch
+
+from ..backends.digest import digest
 
 IMPORTERS = ("torch", "torch-mlir")
 
 
 def fingerprint(program) -> str:
-    h = hashlib.sha256()
-    for part in (_versions(), program.graph_module.code, str(program.graph_signature), _inputs(program),
-                 str(sorted((str(k), str(v)) for k, v in program.range_constraints.items()))):
-        h.update(part.encode())
-        h.update(b"\0")
+    parts = [part.encode() for part in (
+        _versions(), program.graph_module.code, str(program.graph_signature), _inputs(program),
+        str(sorted((str(k), str(v)) for k, v in program.range_constraints.items())))]
     for name, tensor in sorted(_tensors(program), key=lambda item: item[0]):
-        h.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\0".encode())
-        h.update(_bytes(tensor))
-    return "torch.export " + h.hexdigest()
+        parts += [f"{name} {tensor.dtype} {tuple(tensor.shape)}".encode(), _bytes(tensor)]
+    return "torch.export " + digest(parts)
 
 
 @functools.cache

@@ -32,18 +32,22 @@ class BuildOptions:
         if (self.mr > 0) != (self.nr > 0) or self.mr < 0 or self.nr < 0:
             raise InvalidOptions(f"tile: mr and nr must be given together, both positive, got ({self.mr}, {self.nr})")
         try:
-            self.stages()                  # the passes check their options' types and ranges
+            self.pipeline()                # the pipeline pass checks its options' types and ranges
         except ValueError as err:
             raise InvalidOptions(str(err)) from None
 
     def threads(self) -> int:
         return self.num_threads or self.target.cores
 
-    def stages(self) -> list:
-        """The ftuner passes compile() runs, in order: ftuner-cpu-pipeline with these options."""
-        from ...passes import CpuPipeline
+    def pipeline(self):
+        """ftuner-cpu-pipeline with these options (building it imports no MLIR)."""
+        from ...passes.cpu_pipeline import CpuPipeline
         return CpuPipeline(target=self.target, num_threads=self.num_threads, mr=self.mr, nr=self.nr,
-                           tuning=self.tuning, profile=self.profile, matmul_precision=self.matmul_precision).stages()
+                           tuning=self.tuning, profile=self.profile, matmul_precision=self.matmul_precision)
+
+    def stages(self) -> list:
+        """The ftuner passes compile() runs, in order."""
+        return self.pipeline().stages()
 
     def pipeline_text(self) -> str:
         return "builtin.module(" + ",".join(stage.pipeline_text() for stage in self.stages()) + ")"

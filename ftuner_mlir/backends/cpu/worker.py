@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..worker import main, sha256_of, write_manifest
+from ..digest import file_digest
+from ..worker import main, write_manifest
 
 LIBRARY = "libmodule.so"
 FORMAT = 1
@@ -64,7 +65,7 @@ def build(source: str, options, out: Path) -> dict:
     llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level, data_objects)
     seconds.update(llvm_seconds)
     manifest = {
-        "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_sha256": sha256_of(out / LIBRARY),
+        "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_digest": file_digest(out / LIBRARY),
         "needs": needed_libraries(out / LIBRARY), "target": dataclasses.asdict(options.target),
         "options": json.loads(options.to_json()),
         "functions": {name: sig.rules() for name, sig in signatures.items()},

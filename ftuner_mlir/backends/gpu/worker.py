@@ -12,7 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..worker import main, sha256_of, write_manifest
+from ..digest import file_digest
+from ..worker import main, write_manifest
 
 HOST_CODE = "host.mlirbc"
 FORMAT = 1
@@ -28,7 +29,7 @@ def build(source: str, options, out: Path) -> dict:
     with open(out / HOST_CODE, "wb") as f:
         module.operation.write_bytecode(f)
     manifest = {
-        "format": FORMAT, "kind": "gpu", "library": HOST_CODE, "library_sha256": sha256_of(out / HOST_CODE),
+        "format": FORMAT, "kind": "gpu", "library": HOST_CODE, "library_digest": file_digest(out / HOST_CODE),
         "target": dataclasses.asdict(options.target), "options": json.loads(options.to_json()),
         "functions": {name: sig.rules() for name, sig in signatures.items()},
         "seconds": {"mlir": round(time.perf_counter() - t0, 4)},

@@ -7,8 +7,6 @@ import functools
 import re
 import subprocess
 
-from mlir import ir
-
 from ...runtime import libs
 
 TRIPLE = "x86_64-unknown-linux-gnu"
@@ -38,6 +36,8 @@ def llvm_cpu(target) -> str:
 def annotate(module_op, target) -> None:
     """`llvm.target_triple` on the module; `target_cpu` and, where the target lacks an extension the
     host may have, `target_features` on each function definition (LLVM dialect)."""
+    from mlir import ir      # here: the parent names its target (toolchain.cpu_identity) without MLIR
+
     module_op.attributes["llvm.target_triple"] = ir.StringAttr.get(TRIPLE)
     cpu = ir.StringAttr.get(llvm_cpu(target))
     changed = DISABLED[target.isa] + ENGINE_FEATURES[target.bf16_engine]

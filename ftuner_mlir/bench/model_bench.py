@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from .model_demo import PAPER_T, TOLERANCE, build_and_compile, inputs, relative_error
+from .model_demo import SIZE_NAMES, TOLERANCE, build_and_compile, relative_error, sizes_of
 from .report import geomean
 
 BASELINES = ("torch_eager", "torch_compile")     # model_worker.MODES
@@ -36,12 +36,13 @@ def _ftuner_side(kind, batch, ts, layers, min_time, seed, config, matmul_precisi
     import torch
 
     from .measure import median_times
+    from .transformer_models import inputs
 
     module, cfg, compiled, seconds = build_and_compile(kind, layers, batch, ts, seed, config,
                                                        matmul_precision=matmul_precision)
     rows = []
     with torch.no_grad():
-        for length, ids in zip(ts, inputs(cfg, batch, ts, seed)):
+        for length, ids in zip(ts, inputs(kind, cfg, batch, ts, seed)):
             want = module(ids)
             got = compiled(ids)
             row = {"T": length, "ftuner_s": median_times({"ftuner": lambda: compiled(ids)}, min_time)["ftuner"],
@@ -99,14 +100,16 @@ def measure_model(kind, batch, ts, layers=None, min_time=0.3, seed=0, baselines=
 
 def format_table(result: dict) -> str:
     modes = [m for m in dict.fromkeys(BASELINES + BF16_BASELINES) if f"{m}_s" in result["rows"][0]]
-    head = f"{'T':>4} {'ftuner ms':>10}" + "".join(f" {m + ' ms':>16} {m + '/ftuner':>20}" for m in modes)
+    size = SIZE_NAMES.get(result["model"], "T")
+    width = max(4, len(size))
+    head = f"{size:>{width}} {'ftuner ms':>10}" + "".join(f" {m + ' ms':>16} {m + '/ftuner':>20}" for m in modes)
     lines = [f"{result['model']} batch {result['batch']}" + (f", {result['layers']} layers" if result["layers"] else ""),
              head + f" {'max rel.err':>11}"]
     for r in result["rows"]:
         cells = "".join(f" {r[f'{m}_s'] * 1e3:>16.2f} {r[f'{m}_s'] / r['ftuner_s']:>20.2f}" for m in modes)
         autocast = f" (autocast {r['autocast_rel_err']:.1e})" if "autocast_rel_err" in r else ""
         autocast += f" (openvino {r['openvino_bf16_rel_err']:.1e})" if "openvino_bf16_rel_err" in r else ""
-        lines.append(f"{r['T']:>4} {r['ftuner_s'] * 1e3:>10.2f}{cells} {r['rel_err']:>11.1e}{autocast}"
+        lines.append(f"{r['T']:>{width}} {r['ftuner_s'] * 1e3:>10.2f}{cells} {r['rel_err']:>11.1e}{autocast}"
                      f"{'' if r['rel_err'] <= r.get('tolerance', TOLERANCE) else '  WRONG'}")
     lines.append("geomean speedup (> 1: ftuner faster): " + ", ".join(
         f"vs {m} {result['speedup_geomean'][m]:.2f}x (worst T {result['speedup_worst'][m]:.2f}x)" for m in modes))
@@ -133,7 +136,7 @@ def write_png(path: Path, results: list[dict]) -> bool:
                 ax.plot(xs, [r[f"{col}_s"] * 1e3 for r in res["rows"]], color=color, marker="o", markersize=3,
                         label=label)
         ax.set_title(f"{res['model']}, batch {res['batch']}", fontsize=10)
-        ax.set_xlabel("T (sequence length)")
+        ax.set_xlabel(SIZE_NAMES.get(res["model"], "T (sequence length)"))
         ax.set_ylabel("ms per call")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
@@ -144,14 +147,14 @@ def write_png(path: Path, results: list[dict]) -> bool:
     return True
 
 
-def run(models, batches, ts=PAPER_T, layers=None, min_time=0.3, seed=0, baselines=BASELINES,
+def run(models, batches, ts=None, layers=None, min_time=0.3, seed=0, baselines=BASELINES,
         out: Path = Path("bench-results"), machine: dict | None = None, config=None, log=print,
         matmul_precision: str = "f32") -> list[dict]:
     results = []
     out.mkdir(parents=True, exist_ok=True)
     for kind in models:
         for batch in batches:
-            result = measure_model(kind, batch, ts, layers, min_time, seed, baselines, config, log, matmul_precision)
+            result = measure_model(kind, batch, sizes_of(kind, ts), layers, min_time, seed, baselines, config, log, matmul_precision)
             log(format_table(result))
             results.append(result)
             # after every model: a long run that is stopped keeps what it measured

@@ -7,9 +7,19 @@ import time
 
 from . import report
 
-MODELS = ("bert", "bert-large", "gpt2", "roberta", "distilbert", "t5-encoder")   # transformer_models.py builds them
+MODELS = ("bert", "bert-large", "gpt2", "roberta", "distilbert", "t5-encoder",     # transformer_models.py builds them
+          "llama", "vit", "resnet", "wav2vec2")
 PAPER_T = (5, 24, 43, 62, 81, 100, 119, 128)
-EXPORT_T = 24                # the example length torch.export traces with
+# the sizes measured by default: text the paper's T, images their side, audio its samples (16 kHz)
+DEFAULT_SIZES = {"vit": (96, 160, 224, 288, 384), "resnet": (96, 160, 224, 288, 384),
+                 "wav2vec2": (8000, 16000, 24000, 32000, 48000)}
+SIZE_NAMES = {"vit": "image side", "resnet": "image side", "wav2vec2": "samples"}
+EXPORT_SIZE = {"text": 24, "vit": (160, 192), "resnet": (160, 192), "wav2vec2": 16000}   # what torch.export traces
+
+
+def sizes_of(kind: str, ts=None) -> tuple:
+    """The sizes measured for `kind`: `ts` where given (T, an image side or samples), else its default."""
+    return tuple(ts) if ts else DEFAULT_SIZES.get(kind, PAPER_T)
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
@@ -20,26 +30,17 @@ def _mlir_size(source_bytes) -> str:
 def build_and_compile(kind: str, depth: int | None, batch: int, ts, seed: int, config: dict | None = None,
                       profile: bool = False, matmul_precision: str = "f32"):
     """The model (random weights from its config, `config` overriding fields; depth: layers, None: the
-    config's) and its one ftuner compilation with a dynamic T: (module, config, compiled, seconds)."""
+    config's) and its one ftuner compilation with a dynamic size (T, image sides, samples):
+    (module, config, compiled, seconds)."""
     import ftuner_mlir.torch as ftorch      # first: torch then shares the compiled code's OpenMP runtime
-    import torch
 
-    from .transformer_models import build, layer_overrides
+    from .transformer_models import build, example_and_dims, layer_overrides
 
     module, cfg = build(kind, seed, **{**(config or {}), **layer_overrides(kind, depth)})
-    example = torch.randint(0, cfg.vocab_size, (batch, EXPORT_T), generator=torch.Generator().manual_seed(seed))
-    dims = ({1: torch.export.Dim("T", min=2, max=max(max(ts), EXPORT_T))},)
+    example, dims = example_and_dims(kind, cfg, batch, ts, seed)
     started = time.perf_counter()
-    compiled = ftorch.compile(module, (example,), dynamic_shapes=dims, profile=profile, matmul_precision=matmul_precision)
+    compiled = ftorch.compile(module, example, dynamic_shapes=dims, profile=profile, matmul_precision=matmul_precision)
     return module, cfg, compiled, time.perf_counter() - started
-
-
-def inputs(cfg, batch: int, ts, seed: int) -> list:
-    """One input_ids batch per T, the same for every process that measures this model."""
-    import torch
-
-    generator = torch.Generator().manual_seed(seed + 1)
-    return [torch.randint(0, cfg.vocab_size, (batch, t), generator=generator) for t in ts]
 
 
 def relative_error(got, want) -> float:
@@ -56,7 +57,7 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
 
     from .. import compiler
     from .measure import median_times
-    from .transformer_models import hidden, layers
+    from .transformer_models import hidden, inputs, layers
 
     module, config, compiled, total = build_and_compile(kind, depth, batch, ts, seed, config, profile=profile)
     depth = layers(config)
@@ -67,7 +68,7 @@ def run(kind: str, depth: int | None, batch: int, ts, min_time: float, seed: int
     print(f"{'T':>4} {'ftuner ms':>10} {'torch ms':>9} {'torch/ftuner':>12} {'max rel.err':>11}")
     rows, failures = [], 0
     with torch.no_grad():
-        for length, ids in zip(ts, inputs(config, batch, ts, seed)):
+        for length, ids in zip(ts, inputs(kind, config, batch, ts, seed)):
             err = relative_error(compiled(ids), module(ids))
             failures += not err <= TOLERANCE
             times = median_times({"torch": lambda: module(ids), "ftuner": lambda: compiled(ids)}, min_time)

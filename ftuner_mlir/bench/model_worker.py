@@ -44,19 +44,18 @@ def measure(request: dict) -> dict:
     import torch
 
     from .measure import median_times
-    from .model_demo import inputs
-    from .transformer_models import build, layer_overrides
+    from .transformer_models import build, inputs, layer_overrides
 
     kind, batch, ts = request["model"], request["batch"], request["ts"]
     module, cfg = build(kind, request["seed"], **{**request.get("config", {}),
                                                   **layer_overrides(kind, request.get("layers"))})
     builders = {"torch_eager": lambda: module, "torch_compile": lambda: torch.compile(module, dynamic=True),
                 "torch_autocast_bf16": lambda: _autocast_bf16(module),
-                "openvino_bf16": lambda: _openvino(module, inputs(cfg, batch, ts[:1], request["seed"])[0], "bf16")}
+                "openvino_bf16": lambda: _openvino(module, inputs(kind, cfg, batch, ts[:1], request["seed"])[0], "bf16")}
     runner = builders[request["mode"]]()
     rows = []
     with torch.no_grad():
-        for length, ids in zip(ts, inputs(cfg, batch, ts, request["seed"])):
+        for length, ids in zip(ts, inputs(kind, cfg, batch, ts, request["seed"])):
             started = time.perf_counter()
             out = runner(ids)
             first = time.perf_counter() - started

@@ -241,8 +241,7 @@ def bench_models(args) -> int:
     baselines = model_bench.BASELINES if args.torch_compile else model_bench.BASELINES[:1]
     if args.dtype == "bf16":        # the fp32 model with bf16 matmuls, against torch.autocast's
         baselines = model_bench.available(model_bench.BF16_BASELINES)
-    ts = args.model_t or list(model_bench.PAPER_T)
-    results = model_bench.run(args.models, args.batches, ts, args.layers, args.min_time, args.seed, baselines,
+    results = model_bench.run(args.models, args.batches, args.model_t, args.layers, args.min_time, args.seed, baselines,
                               Path(args.out), machine(), matmul_precision=args.dtype)
     failures = sum(r["failures"] for r in results)
     if failures:
@@ -358,7 +357,7 @@ def model_demo(args) -> int:
     except ImportError as err:
         print(f"ftuner demo --model: needs the PyTorch extra (pip install -e .[torch]): {err}", file=sys.stderr)
         return 1
-    ts = args.t if args.t != list(DEFAULT_T) else list(model_demo.PAPER_T)
+    ts = args.t if args.t != list(DEFAULT_T) else list(model_demo.sizes_of(args.model))
     result = model_demo.run(args.model, args.layers, args.batch, ts, args.min_time, args.seed, args.profile)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
@@ -434,14 +433,16 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
     p.add_argument("--models", type=_models, nargs="?", const=["bert", "bert-large", "gpt2"], default=None,
                    help="whole transformers models instead of the operator sweeps: a comma-separated subset of "
-                        "bert,bert-large,gpt2,roberta,distilbert,t5-encoder (default: bert,bert-large,gpt2), full "
-                        "size from their default configs, against torch eager and torch.compile(dynamic=True), "
+                        "bert,bert-large,gpt2,roberta,distilbert,t5-encoder,llama,vit,resnet,wav2vec2 (default: "
+                        "bert,bert-large,gpt2), full size from their default configs (llama: SmolLM-135M's shape; "
+                        "vit: ViT-B/16, resnet: ResNet-50, the image side varying; wav2vec2: base, the samples), against torch eager and torch.compile(dynamic=True), "
                         "each in its own process; writes models.json and models.png")
     p.add_argument("--batches", type=_batches, default=[1, 16], help="with --models: batch sizes (default: 1,16)")
     p.add_argument("--layers", type=_positive_int, default=None,
                    help="with --models: layers to build (default: the config's)")
     p.add_argument("--model-t", type=_parse_ts, default=None,
-                   help="with --models: T values (default: the paper's 5,24,43,62,81,100,119,128)")
+                   help="with --models: the sizes (T; an image side for vit and resnet, samples for wav2vec2; default: "
+                        "the paper's T 5,24,43,62,81,100,119,128; sides 96,160,224,288,384; 8000..48000 samples)")
     p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                    help="with --models: skip the torch.compile(dynamic=True) column")
     p.add_argument("--compile-time", action="store_true",

@@ -3,6 +3,8 @@ torch eager and torch.compile(dynamic=True) baselines each measured by a process
 model and inputs, the table, models.json and models.png written."""
 import json
 
+import pytest
+
 from ftuner_mlir.bench import model_bench
 
 from .models import TINY_CONFIGS
@@ -30,6 +32,36 @@ def test_model_benchmark_runs_every_column(tmp_path):
     saved = json.loads((tmp_path / "models.json").read_text())
     assert saved["machine"] == {"cpu": "test"} and saved["models"][0]["rows"][1]["T"] == 17
     assert (tmp_path / "models.png").stat().st_size > 1000
+
+
+# the families beyond text encoders, tiny; sizes not exported (text 24, images 160 x 192, audio 16000)
+FAMILIES = {
+    "llama": (dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                   num_key_value_heads=2, vocab_size=100), (3, 17), "T"),
+    "vit": (dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128), (48, 112),
+            "image side"),
+    "resnet": (dict(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic"), (64, 96),
+               "image side"),
+    "wav2vec2": (dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+                      conv_dim=(16,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4), (960, 3200),
+                 "samples"),
+}
+
+
+@pytest.mark.parametrize("kind", FAMILIES)
+def test_model_benchmark_takes_other_families(kind, tmp_path):
+    """A decoder with RoPE and grouped-query attention, a ViT and a ResNet whose image side varies, and
+    wav2vec2 over a varying number of samples: one compilation each, checked and timed at two sizes
+    against torch eager in its own process."""
+    config, sizes, size_name = FAMILIES[kind]
+    lines = []
+    (result,) = model_bench.run([kind], [2], sizes, min_time=0.02, out=tmp_path, baselines=("torch_eager",),
+                                config=config, log=lines.append)
+    assert result["failures"] == 0 and [r["T"] for r in result["rows"]] == list(sizes)
+    for row in result["rows"]:
+        assert row["rel_err"] <= model_bench.TOLERANCE and row["torch_eager_same_output"]
+    title, head = lines[1].splitlines()[:2]
+    assert title == f"{kind} batch 2" and head.lstrip().startswith(size_name)
 
 
 def test_model_demo_shares_one_openmp_runtime_with_torch():

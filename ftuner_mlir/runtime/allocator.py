@@ -10,7 +10,6 @@ allocator. compile() calls this unless FTUNER_RETURN_MEMORY=1 (settings.py).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 
 M_TRIM_THRESHOLD = -1                    # glibc's malloc.h
@@ -23,8 +22,9 @@ TRIM_THRESHOLD = 1 << 30
 def keep_freed_memory() -> bool:
     """Once per process; False where it does not apply (not glibc)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        # the process's own symbols (libc's among them): ctypes.util.find_library forks `ldconfig -p`
+        # from a process that may hold a whole model (a warm start's 1.2 GB child, ~0.1 s)
+        mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return False                     # not glibc (musl, macOS): its own policy stays
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int

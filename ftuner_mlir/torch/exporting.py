@@ -32,7 +32,7 @@ from .. import settings
 from ..backends import child_process
 from ..errors import CompileError
 from ..runtime import shape_rules
-from . import import_worker
+from . import import_worker, program_tensors
 
 IMPORT_TIMEOUT_S = 3600.0
 
@@ -346,14 +346,20 @@ def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S) -> str
     to folder/WEIGHTS_FILE as raw bytes, never into the text: the text names that file (ir/weights.py)."""
     _drop_guards(program)
     saved, text = folder / "program.pt2", folder / "program.mlir"
-    _save(program, saved)
+    try:
+        program_tensors.write(program, folder / WEIGHTS_FILE)
+    except OSError as err:
+        raise CompileError(f"cannot write the exported program into {folder}: {err.strerror or err} "
+                           f"(set TMPDIR to a writable folder with room for the model)") from None
+    with program_tensors.stand_ins(program):
+        _save(program, saved)
     try:
         proc = child_process.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", str(saved), str(text),
                                   str(folder / WEIGHTS_FILE)], timeout_s)
     except subprocess.TimeoutExpired:
         raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
     finally:
-        saved.unlink(missing_ok=True)            # a second copy of the weights
+        saved.unlink(missing_ok=True)
     if proc.returncode == import_worker.UNSUPPORTED_EXIT:
         if settings.torch_verbose():
             sys.stderr.write(proc.stderr)

@@ -5,9 +5,11 @@ A child, because torch-mlir carries its own copy of MLIR and LLVM: loaded beside
 bindings, the two clash (the JIT computed garbage). Exit code 0: OUT.mlir written; 3: the program holds
 an op torch-mlir cannot lower to upstream MLIR, named on the last line of stderr.
 
-The weights never become text: each tensor literal is a `dense_resource<ftuner_weight_N>` over the
-tensor's own memory (torch-mlir would copy it through a Python list), its bytes are written once to
-WEIGHTS.bin, and the text names that file and each blob's offset in the module attribute
+The weights never become text: the parent wrote the program's tensors to WEIGHTS.bin (the saved
+program holds stand-ins: program_tensors.py), this child maps the file and puts them back; each tensor
+literal is a `dense_resource<ftuner_weight_N>` over the tensor's own memory (torch-mlir would copy it
+through a Python list), a view of the map for the program's own tensors, appended to the file for any
+other; the text names that file and each blob's offset in the module attribute
 `ftuner.external_weights` (ir/weights.py attaches them when the compiler parses the text).
 """
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 import sys
 
 from ..ir.attributes import EXTERNAL_WEIGHTS_ATTR
+from .program_tensors import ALIGNMENT, Mapped
 
 UNSUPPORTED_EXIT = 3
 FOREIGN_DIALECTS = ("torch", "tm_tensor", "torch_c")     # what upstream MLIR cannot parse or lower
@@ -61,19 +64,22 @@ def describe(ops: dict[str, str]) -> str:
                      for name, where in sorted(ops.items()))
 
 
-WEIGHT_ALIGNMENT = 64          # bytes: every blob in the weights file starts at a multiple
+WEIGHT_ALIGNMENT = ALIGNMENT   # bytes: every blob in the weights file starts at a multiple
 
 
-def _weight_hooks():
+def _weight_hooks(mapped):
     """torch-mlir hooks that import each tensor literal of more than one element as a blob over the
-    tensor's memory, named ftuner_weight_N (one name per tensor, however often it is used)."""
+    tensor's memory, named ftuner_weight_N (one name per tensor, however often it is used). A literal
+    that is a view of the mapped weights file (the program's own tensors) is named at its offset there;
+    any other (a constant a decomposition made) is kept to be appended to the file."""
     import torch
     from torch_mlir.extras.fx_importer import FxImporterHooks, create_mlir_tensor_type
     from torch_mlir.ir import DenseResourceElementsAttr, Operation
 
     class OutOfBand(FxImporterHooks):
         def __init__(self):
-            self.weights: list[tuple[str, object]] = []         # (blob name, the tensor's bytes as numpy)
+            self.offsets: dict[str, int] = {}                   # blob name -> offset in the weights file
+            self.unmapped: list[tuple[str, object]] = []        # (blob name, bytes as numpy) to append
             self._attrs: dict[int, tuple[torch.Tensor, object]] = {}     # id(tensor) -> (tensor, attribute)
 
         def resolve_literal(self, gni, literal, info):
@@ -82,10 +88,14 @@ def _weight_hooks():
             vtensor = gni._cc.tensor_to_vtensor_type(literal)
             if id(literal) not in self._attrs:
                 raw = literal.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
-                name = f"ftuner_weight_{len(self.weights)}"
-                attr = DenseResourceElementsAttr.get_from_buffer(memoryview(raw), name,
+                attr = DenseResourceElementsAttr.get_from_buffer(memoryview(raw), f"ftuner_weight_{len(self._attrs)}",
                                                                  create_mlir_tensor_type(literal))
-                self.weights.append((_RESOURCE.match(str(attr)).group(1), raw))
+                name = _RESOURCE.match(str(attr)).group(1)
+                offset = mapped.offset_of(literal)
+                if offset is None:
+                    self.unmapped.append((name, raw))
+                else:
+                    self.offsets[name] = offset
                 self._attrs[id(literal)] = (literal, attr)
             attr = self._attrs[id(literal)][1]
             return Operation.create("torch.vtensor.literal", results=[vtensor], attributes={"value": attr}).result
@@ -93,11 +103,11 @@ def _weight_hooks():
     return OutOfBand()
 
 
-def write_weights(weights, path: str) -> dict[str, int]:
-    """Each blob's bytes into the file at `path`, aligned; name -> offset."""
-    offsets = {}
-    with open(path, "wb") as f:
-        for name, raw in weights:
+def append_weights(hooks, path: str) -> dict[str, int]:
+    """The blobs that are not in the weights file appended to it, aligned; every blob's name -> offset."""
+    offsets = dict(hooks.offsets)
+    with open(path, "ab") as f:
+        for name, raw in hooks.unmapped:
             f.write(b"\0" * (-f.tell() % WEIGHT_ALIGNMENT))
             offsets[name] = f.tell()
             f.write(raw.data)
@@ -149,7 +159,9 @@ def main(argv: list[str]) -> int:
     from .decompositions import LEGAL_OPS, for_import
 
     ep = torch.export.load(program)
-    hooks = _weight_hooks()
+    mapped = Mapped(weights_file)                  # the program's tensors, written by the parent
+    mapped.restore(ep, weights_file)
+    hooks = _weight_hooks(mapped)
     _without_reproducer_print()
     try:
         ep = for_import(ep, get_decomposition_table())
@@ -168,7 +180,7 @@ def main(argv: list[str]) -> int:
         print(f"unsupported: the model needs {describe(left)}: ops of torch-mlir's own dialects that it left "
               f"in the linalg output, which upstream MLIR cannot compile", file=sys.stderr)
         return UNSUPPORTED_EXIT
-    offsets = write_weights(hooks.weights, weights_file)
+    offsets = append_weights(hooks, weights_file)
     if offsets:
         _external(module, weights_file, offsets)
     text = module.operation.get_asm(large_resource_limit=0)           # the blobs live in the weights file

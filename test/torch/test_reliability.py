@@ -219,7 +219,8 @@ def test_an_unwritable_temporary_directory(monkeypatch, tmp_path, rng):
 
 def test_a_full_temporary_directory(monkeypatch, full_folder, rng):
     """torch's serializer, writing to a full disk itself, aborted the process (SIGABRT): the program is
-    saved through memory, and the failed write is a CompileError naming the folder."""
+    saved through memory, its tensors written by Python (program_tensors.py), and the first failed write
+    is a CompileError naming the folder."""
     monkeypatch.setattr(tempfile, "tempdir", str(full_folder))
     with pytest.raises(CompileError, match=f"cannot write the exported program into {full_folder}/ftuner-torch-.*"
                                            f"No space left on device"):

@@ -5,9 +5,10 @@ import dataclasses
 
 import ml_dtypes
 from mlir import ir
+from mlir.dialects import linalg
 
 from ..ir.attributes import AMX_ATTR, ATTR, GPU_ATTR
-from ..ir.build import family_matmul, widen
+from ..ir.build import collapse_shape, dim, expand_shape, family_matmul, widen
 from ..ir.codecs import amx_set_to_attr, gpu_set_to_attr, ukernel_set_to_attr
 from ..ir.match import classify, conv_gemm
 from ..ir.resources import blob_constant, constant_array
@@ -45,6 +46,8 @@ class SelectUKernels(ModulePass):
         target = self.resolved_target()
         if target.kind == "gpu":
             return self.run_gpu(module_op, target)
+        for op in list(walk(module_op)):
+            conv1d_as_conv2d(op)
         for op in list(walk(module_op)):
             read_transposed_operands(op)
         if self.matmul_precision == "bf16" and target.bf16_engine == "amx":
@@ -109,6 +112,31 @@ def _rounded_to_bf16(value: ir.Value) -> ir.Value:
     if array is None:
         return rounded_at_source(value)
     return blob_constant(array.astype(ml_dtypes.bfloat16), "bf16_weight", ir.BF16Type.get())
+
+
+def conv1d_as_conv2d(op) -> None:
+    """`linalg.conv_1d_ncw_fcw` (torch's Conv1d: audio feature encoders) becomes the conv2d of a height-1
+    image, which the matmul uKernels serve through the implicit GEMM (conv1d itself ran as a naive loop
+    nest: wav2vec2-base's feature encoder 20x slower than torch). Views only: each operand gets a unit
+    dim, the result loses it."""
+    if op.operation.name != "linalg.conv_1d_ncw_fcw" or len(op.results) != 1 \
+            or not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+        return
+    strides, dilations = ([int(x) for x in ir.DenseIntElementsAttr(op.attributes[name])]
+                          for name in ("strides", "dilations"))
+    with ir.InsertionPoint(op), op.location:
+        x, w, acc = (_unit_height(v) for v in op.operands)
+        conv = linalg.conv_2d_nchw_fchw(x, w, outs=[acc], strides=[1, *strides], dilations=[1, *dilations])
+        product = collapse_shape(conv, [[0], [1], [2, 3]])
+    op.results[0].replace_all_uses_with(product)
+    op.operation.erase()
+
+
+def _unit_height(value: ir.Value) -> ir.Value:
+    """[a, b, w] viewed as [a, b, 1, w]."""
+    shape = ir.RankedTensorType(value.type).shape
+    a, b, w = (size if size != ir.ShapedType.get_dynamic_size() else dim(value, axis) for axis, size in enumerate(shape))
+    return expand_shape(value, [[0], [1], [2, 3]], [a, b, 1, w])
 
 
 def read_transposed_operands(op) -> None:

@@ -81,3 +81,18 @@ func.func @conv(%x: tensor<?x5x?x?xf32>, %w: tensor<7x5x3x3xf32>, %c: tensor<?x7
       ins(%xd, %wd : tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>) outs(%cd : tensor<?x?x?x?xf32>) -> tensor<?x?x?x?xf32>
   return %r, %s : tensor<?x7x?x?xf32>, tensor<?x?x?x?xf32>
 }
+
+// torch's Conv1d is the conv2d of a height-1 image (views only), served by the GEMM uKernels; its
+// strides and dilations move to the width.
+// AVX512-LABEL: func.func @conv1d(
+// AVX512:         %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1], [2, 3]] output_shape [%{{.*}}, 3, 1, %{{.*}}] : tensor<?x3x?xf32> into tensor<?x3x1x?xf32>
+// AVX512:         %[[W:.*]] = tensor.expand_shape %arg1 {{\[}}[0], [1], [2, 3]] output_shape [8, 3, 1, 5] : tensor<8x3x5xf32> into tensor<8x3x1x5xf32>
+// AVX512:         %[[ACC:.*]] = tensor.expand_shape %arg2 {{\[}}[0], [1], [2, 3]]
+// AVX512:         %[[R:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<[1, 3]> : tensor<2xi64>, ftuner.ukernels = {{.*}}family = "matmul"{{.*}}, strides = dense<[1, 2]> : tensor<2xi64>} ins(%[[X]], %[[W]] : {{.*}}) outs(%[[ACC]] :
+// AVX512:         tensor.collapse_shape %[[R]] {{\[}}[0], [1], [2, 3]] : tensor<?x8x1x?xf32> into tensor<?x8x?xf32>
+// AVX512-NOT:     linalg.conv_1d
+func.func @conv1d(%x: tensor<?x3x?xf32>, %w: tensor<8x3x5xf32>, %acc: tensor<?x8x?xf32>) -> tensor<?x8x?xf32> {
+  %r = linalg.conv_1d_ncw_fcw {dilations = dense<3> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>}
+      ins(%x, %w : tensor<?x3x?xf32>, tensor<8x3x5xf32>) outs(%acc : tensor<?x8x?xf32>) -> tensor<?x8x?xf32>
+  return %r : tensor<?x8x?xf32>
+}

@@ -159,3 +159,42 @@ def test_conv_window_must_stay_inside_the_input(rng):
         exe(x, w, np.empty((2, 5, 3, 8), np.float32))
     with pytest.raises(ValueError, match="argument #2 dim 0 is 3 but must equal argument #0 dim 0"):
         exe(x, w, np.empty((3, 4, 3, 8), np.float32))
+
+
+CONV1D = """
+func.func @main(%x: tensor<?x3x?xf32>, %w: tensor<8x3x5xf32>) -> tensor<?x8x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c9 = arith.constant 9 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x?xf32>
+  %l = tensor.dim %x, %c2 : tensor<?x3x?xf32>
+  %span = arith.subi %l, %c9 : index
+  %steps = arith.divui %span, %c2 : index
+  %ow = arith.addi %steps, %c1 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%n, %ow) : tensor<?x8x?xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x?xf32>) -> tensor<?x8x?xf32>
+  %r = linalg.conv_1d_ncw_fcw {dilations = dense<2> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>}
+      ins(%x, %w : tensor<?x3x?xf32>, tensor<8x3x5xf32>) outs(%f : tensor<?x8x?xf32>) -> tensor<?x8x?xf32>
+  return %r : tensor<?x8x?xf32>
+}
+"""
+
+
+def test_conv1d_is_a_height_one_conv2d(rng):
+    """torch's Conv1d (stride 2, dilation 2, window 9 samples) through the conv2d GEMM: batch and length
+    dynamic, lengths never seen at build time (the shortest window, odd, prime, long)."""
+    exe = ftuner_mlir.compile(CONV1D)
+    assert "ftuner_dispatch_matmul_" in ftuner_mlir.compile(CONV1D, isolate=False).llvm_dialect
+    w = random(rng, (8, 3, 5))
+    for n, length in ((1, 9), (2, 10), (3, 37), (5, 101), (1, 2053), (4, 64)):
+        x = random(rng, (n, 3, length))
+        width = (length - 9) // 2 + 1
+
+        def conv(f):
+            return sum(np.einsum("ncw,fc->nfw", f(x[:, :, 2 * k: 2 * k + 2 * width - 1: 2].astype(np.float64)),
+                                 f(w[:, :, k].astype(np.float64))) for k in range(5))
+        got = exe["main"](x, w)
+        assert got.shape == (n, 8, width)
+        assert_matches(got, conv(lambda a: a), conv(np.abs))

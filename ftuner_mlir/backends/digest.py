@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import hashlib
-import mmap
 import os
 from pathlib import Path
 
@@ -30,13 +29,12 @@ def digest(buffers) -> str:
 
 
 def file_digest(path: Path) -> str:
-    """digest() of a file's bytes, read through a read-only map (no copy in Python)."""
+    """digest([the file's bytes]). Each thread reads its own piece (os.pread), so at most WORKERS pieces
+    are in memory: not a map of the file, whose pages would count in the process's resident memory and
+    address space (the compiler child runs under a limit) for a library of GBs."""
     with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size == 0:
-            return digest([])
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            view = memoryview(mapped)
-            try:
-                return digest([view])
-            finally:
-                view.release()
+        fd, size = f.fileno(), os.fstat(f.fileno()).st_size
+        with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+            digests = pool.map(lambda start: hashlib.sha256(os.pread(fd, min(PIECE, size - start), start)).digest(),
+                               range(0, size, PIECE))
+            return hashlib.sha256(size.to_bytes(8, "little") + b"".join(digests)).hexdigest()

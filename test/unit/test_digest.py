@@ -25,4 +25,4 @@ def test_a_file_hashes_as_its_bytes(rng, tmp_path, monkeypatch):
     (tmp_path / "lib.so").write_bytes(data)
     (tmp_path / "empty").write_bytes(b"")
     assert file_digest(tmp_path / "lib.so") == digest([data])
-    assert file_digest(tmp_path / "empty") == digest([])
+    assert file_digest(tmp_path / "empty") == digest([b""])

@@ -100,7 +100,7 @@ def _cli(*args, tool="ftuner", stdin=None):
     (("bench-conv", "--target", "bogus"), "argument --target: unknown target 'bogus'"),
     (("bench", "--odd-count", "-3"), "argument --odd-count: expected a positive integer, got -3"),
     (("export", "/nonexistent/model.mlir"), "No such file or directory"),
-    (("bench", "--models", "bert,llama"), "argument --models: expected a comma-separated subset of"),
+    (("bench", "--models", "bert,mistral"), "argument --models: expected a comma-separated subset of"),
     (("bench", "--models", "gpt2", "--batches", "16,0"), "argument --batches: expected a positive integer, got 0"),
     (("bench", "--models", "gpt2", "--model-t", "0"), "argument --model-t: T values must be positive"),
     (("demo", "--profile"), "--profile needs --model"),

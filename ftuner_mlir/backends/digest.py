@@ -21,11 +21,7 @@ def digest(buffers) -> str:
     pieces = [view[start:start + PIECE] for view in views for start in range(0, len(view), PIECE)]
     with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
         digests = iter(pool.map(lambda piece: hashlib.sha256(piece).digest(), pieces))
-        total = hashlib.sha256()
-        for view in views:
-            total.update(len(view).to_bytes(8, "little"))
-            total.update(b"".join(next(digests) for _ in range(0, len(view), PIECE)))
-    return total.hexdigest()
+        return _combined([(len(view), [next(digests) for _ in range(0, len(view), PIECE)]) for view in views])
 
 
 def file_digest(path: Path) -> str:
@@ -37,4 +33,12 @@ def file_digest(path: Path) -> str:
         with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
             digests = pool.map(lambda start: hashlib.sha256(os.pread(fd, min(PIECE, size - start), start)).digest(),
                                range(0, size, PIECE))
-            return hashlib.sha256(size.to_bytes(8, "little") + b"".join(digests)).hexdigest()
+            return _combined([(size, list(digests))])
+
+
+def _combined(buffers: list[tuple[int, list[bytes]]]) -> str:
+    """The SHA-256 of each buffer's length and its pieces' digests, in order."""
+    total = hashlib.sha256()
+    for length, digests in buffers:
+        total.update(length.to_bytes(8, "little") + b"".join(digests))
+    return total.hexdigest()

@@ -15,12 +15,12 @@ DEFAULT_SIZES = {"vit": (96, 160, 224, 288, 384), "resnet": (96, 160, 224, 288, 
                  "wav2vec2": (8000, 16000, 24000, 32000, 48000)}
 SIZE_NAMES = {"vit": "image side", "resnet": "image side", "wav2vec2": "samples"}
 EXPORT_SIZE = {"text": 24, "vit": (160, 192), "resnet": (160, 192), "wav2vec2": 16000}   # what torch.export traces
+TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
 def sizes_of(kind: str, ts=None) -> tuple:
     """The sizes measured for `kind`: `ts` where given (T, an image side or samples), else its default."""
     return tuple(ts) if ts else DEFAULT_SIZES.get(kind, PAPER_T)
-TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 
 def _mlir_size(source_bytes) -> str:

@@ -91,10 +91,11 @@ def hidden(cfg) -> int:
     return cfg.hidden_sizes[-1] if isinstance(cfg, ResNetConfig) else getattr(cfg, _FIELDS[type(cfg)][1])
 
 
-def _input(kind: str, cfg, batch: int, size: int, generator) -> torch.Tensor:
-    if kind == "vit" or kind == "resnet":
-        return torch.randn(batch, 3, *size, generator=generator) if isinstance(size, tuple) else \
-            torch.randn(batch, 3, size, size, generator=generator)
+def _input(kind: str, cfg, batch: int, size, generator) -> torch.Tensor:
+    """A batch of token ids (size: T), audio (size: samples) or images (size: a side, or (h, w))."""
+    if kind in ("vit", "resnet"):
+        h, w = size if isinstance(size, tuple) else (size, size)
+        return torch.randn(batch, 3, h, w, generator=generator)
     if kind == "wav2vec2":
         return torch.randn(batch, size, generator=generator)
     return torch.randint(0, cfg.vocab_size, (batch, size), generator=generator)

@@ -12,9 +12,8 @@ _RENAMED = {"CPU_PASSES": "PASSES"}
 
 
 def _registry() -> dict:
-    from .cpu import PASSES as cpu_passes
     classes = [__getattr__(name) for name in ("SelectUKernels", "Tile", "LowerCpu", "CpuPipeline")]
-    classes += [*cpu_passes, __getattr__("Bufferize"), __getattr__("LowerGpu"), __getattr__("GpuPipeline")]
+    classes += [*__getattr__("CPU_PASSES"), __getattr__("Bufferize"), __getattr__("LowerGpu"), __getattr__("GpuPipeline")]
     return {cls.name: cls for cls in classes}
 
 

@@ -15,6 +15,7 @@ from importlib import metadata
 import torch
 
 from ..backends.digest import digest
+from .program_tensors import raw_bytes
 
 IMPORTERS = ("torch", "torch-mlir")
 
@@ -24,7 +25,7 @@ def fingerprint(program) -> str:
         _versions(), program.graph_module.code, str(program.graph_signature), _inputs(program),
         str(sorted((str(k), str(v)) for k, v in program.range_constraints.items())))]
     for name, tensor in sorted(_tensors(program), key=lambda item: item[0]):
-        parts += [f"{name} {tensor.dtype} {tuple(tensor.shape)}".encode(), _bytes(tensor)]
+        parts += [f"{name} {tensor.dtype} {tuple(tensor.shape)}".encode(), raw_bytes(tensor)]
     return "torch.export " + digest(parts)
 
 
@@ -47,8 +48,3 @@ def _inputs(program) -> str:
 def _tensors(program):
     yield from program.state_dict.items()
     yield from ((name, value) for name, value in program.constants.items() if isinstance(value, torch.Tensor))
-
-
-def _bytes(tensor: torch.Tensor) -> memoryview:
-    flat = tensor.detach().contiguous().reshape(-1)
-    return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")

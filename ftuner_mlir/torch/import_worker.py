@@ -18,7 +18,7 @@ import re
 import sys
 
 from ..ir.attributes import EXTERNAL_WEIGHTS_ATTR
-from .program_tensors import ALIGNMENT, Mapped
+from .program_tensors import ALIGNMENT, Mapped, raw_bytes
 
 UNSUPPORTED_EXIT = 3
 FOREIGN_DIALECTS = ("torch", "tm_tensor", "torch_c")     # what upstream MLIR cannot parse or lower
@@ -64,9 +64,6 @@ def describe(ops: dict[str, str]) -> str:
                      for name, where in sorted(ops.items()))
 
 
-WEIGHT_ALIGNMENT = ALIGNMENT   # bytes: every blob in the weights file starts at a multiple
-
-
 def _weight_hooks(mapped):
     """torch-mlir hooks that import each tensor literal of more than one element as a blob over the
     tensor's memory, named ftuner_weight_N (one name per tensor, however often it is used). A literal
@@ -79,7 +76,7 @@ def _weight_hooks(mapped):
     class OutOfBand(FxImporterHooks):
         def __init__(self):
             self.offsets: dict[str, int] = {}                   # blob name -> offset in the weights file
-            self.unmapped: list[tuple[str, object]] = []        # (blob name, bytes as numpy) to append
+            self.unmapped: list[tuple[str, object]] = []        # (blob name, bytes) to append
             self._attrs: dict[int, tuple[torch.Tensor, object]] = {}     # id(tensor) -> (tensor, attribute)
 
         def resolve_literal(self, gni, literal, info):
@@ -87,8 +84,8 @@ def _weight_hooks(mapped):
                 return None                        # torch-mlir makes a splat of it
             vtensor = gni._cc.tensor_to_vtensor_type(literal)
             if id(literal) not in self._attrs:
-                raw = literal.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
-                attr = DenseResourceElementsAttr.get_from_buffer(memoryview(raw), f"ftuner_weight_{len(self._attrs)}",
+                raw = raw_bytes(literal)
+                attr = DenseResourceElementsAttr.get_from_buffer(raw, f"ftuner_weight_{len(self._attrs)}",
                                                                  create_mlir_tensor_type(literal))
                 name = _RESOURCE.match(str(attr)).group(1)
                 offset = mapped.offset_of(literal)
@@ -108,9 +105,9 @@ def append_weights(hooks, path: str) -> dict[str, int]:
     offsets = dict(hooks.offsets)
     with open(path, "ab") as f:
         for name, raw in hooks.unmapped:
-            f.write(b"\0" * (-f.tell() % WEIGHT_ALIGNMENT))
+            f.write(b"\0" * (-f.tell() % ALIGNMENT))
             offsets[name] = f.tell()
-            f.write(raw.data)
+            f.write(raw)
     return offsets
 
 

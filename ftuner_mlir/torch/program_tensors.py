@@ -24,6 +24,12 @@ ALIGNMENT = 64          # bytes: every tensor in the weights file starts at a mu
 INDEX_SUFFIX = ".json"  # beside the weights file: name -> (offset, dtype, shape), per table
 
 
+def raw_bytes(tensor: torch.Tensor) -> memoryview:
+    """The tensor's bytes in its element order (a copy only where it is not contiguous)."""
+    flat = tensor.detach().contiguous().reshape(-1)
+    return memoryview(flat.view(torch.uint8).numpy()) if flat.numel() else memoryview(b"")
+
+
 def _tables(program) -> dict[str, dict]:
     return {"state_dict": program.state_dict, "constants": program.constants}
 
@@ -40,9 +46,7 @@ def write(program, path: Path) -> None:
                     continue
                 f.write(b"\0" * (-f.tell() % ALIGNMENT))
                 index[table][name] = (f.tell(), str(value.dtype).removeprefix("torch."), list(value.shape))
-                flat = value.detach().contiguous().reshape(-1)
-                if flat.numel():
-                    f.write(memoryview(flat.view(torch.uint8).numpy()))
+                f.write(raw_bytes(value))
     Path(str(path) + INDEX_SUFFIX).write_text(json.dumps(index))
 
 

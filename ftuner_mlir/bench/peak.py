@@ -1,7 +1,8 @@
 """The machine's limits, measured once by small MLIR kernels compiled through the same pipeline:
 fp32 FMA throughput (register-resident FMA chains on every core), memory bandwidth (a streaming
-scale over a buffer much larger than the caches, read + write bytes counted) and, where the CPU has
-AMX, its bf16 throughput (tile-resident tdpbf16ps chains on one core)."""
+scale over a buffer much larger than the caches, read + write bytes counted) and the bf16 engine's
+throughput on one core (tile-resident tdpbf16ps chains on AMX, register-resident vdpbf16ps chains on
+AVX512-BF16)."""
 from __future__ import annotations
 
 import dataclasses
@@ -18,12 +19,18 @@ def chains(target) -> int:
     return min(MAX_CHAINS, target.vector_registers - 2)
 
 
-def fma_kernel(lanes: int, count: int = MAX_CHAINS) -> str:
-    """`count` independent FMA chains of `lanes`-wide vectors per row of x, summed at the end."""
+DOT_OPERAND = 2.0 ** -8   # each bf16 of the dot kernel's pairs: a step adds 2 * 2^-16 to every lane
+
+
+def fma_kernel(lanes: int, count: int = MAX_CHAINS, dot: bool = False) -> str:
+    """`count` independent FMA chains of `lanes`-wide vectors per row of x, summed at the end; with
+    `dot`, AVX512-BF16 dot products (16 lanes, each adding two bf16 products) instead of FMAs."""
     v = f"vector<{lanes}xf32>"
     accs = ", ".join(f"%a{i} = %v" for i in range(count))
     types = ", ".join([v] * count)
-    steps = "\n        ".join(f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}" for i in range(count))
+    step = (lambda i: f"%n{i} = x86vector.avx512.dot %a{i}, %pair, %pair : vector<{2 * lanes}xbf16> -> {v}") if dot \
+        else (lambda i: f"%n{i} = vector.fma %a{i}, %scale, %shift : {v}")
+    steps = "\n        ".join(step(i) for i in range(count))
     sums = "\n      ".join(f"%s{i} = arith.addf %s{i - 1}, %r#{i + 1} : {v}" for i in range(1, count - 1))
     return f"""
 func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<?x{lanes}xf32>
@@ -36,6 +43,7 @@ func.func @fma_peak(%x: tensor<?x{lanes}xf32>, %steps: tensor<?xf32>) -> tensor<
   %pad = arith.constant 0.0 : f32
   %scale = arith.constant dense<0.999999> : {v}
   %shift = arith.constant dense<0.000001> : {v}
+  %pair = arith.constant dense<{DOT_OPERAND}> : vector<{2 * lanes}xbf16>
   %out = scf.forall (%i) in (%rows) shared_outs(%o = %init) -> (tensor<?x{lanes}xf32>) {{
     %v = vector.transfer_read %x[%i, %c0], %pad {{in_bounds = [true]}} : tensor<?x{lanes}xf32>, {v}
     %r:{count} = scf.for %s = %c0 to %n step %c1 iter_args({accs}) -> ({types}) {{
@@ -133,15 +141,43 @@ def amx_peak(target, repeats: int = 15) -> float:
     return 2.0 * 16 * 16 * 32 * AMX_CHAINS * steps.size / t / 1e9
 
 
+def dot_peak(target, repeats: int = 15) -> float:
+    """bf16 GFLOP/s of one core's AVX512-BF16 (vdpbf16ps: 16 lanes x 2 products), compiled sequential."""
+    import ftuner_mlir
+
+    count = chains(target)
+    kernel = ftuner_mlir.compile(fma_kernel(16, count, dot=True), target, num_threads=1)
+    x = np.zeros((1, 16), np.float32)
+    steps = np.empty(1_000_000, np.float32)
+    out = kernel(x, steps)
+    assert np.allclose(out, count * steps.size * 2 * DOT_OPERAND ** 2), "the dot peak kernel computed a wrong result"
+    t = _best_of(lambda: kernel(x, steps), repeats)
+    return 2.0 * 2 * 16 * count * steps.size / t / 1e9
+
+
+def bf16_peak(target, repeats: int = 15) -> tuple[str, float]:
+    """(engine, GFLOP/s) of one core's bf16 matmul engine: AMX, AVX512-BF16, or the fp32 FMAs bf16 is
+    widened for (bf16.engine_in_use)."""
+    from ..ukernel.bf16_space import engine_in_use
+
+    engine = engine_in_use(target)[0]
+    if engine == "amx":
+        return "AMX bf16", amx_peak(target, repeats)
+    if engine == "avx512_bf16":
+        return "AVX512-BF16", dot_peak(target, repeats)
+    return "FMA (bf16 widened)", fma_peak(target, 1, repeats)
+
+
 @dataclasses.dataclass
 class MachineLimits:
     fma_gflops: float        # fp32, all cores
     bandwidth_gbs: float     # read + write bytes per second, all cores
-    amx_gflops: float = 0.0  # bf16 on AMX: one core's measured peak x the cores (0: not measured)
+    bf16_gflops: float = 0.0  # bf16 on its engine: one core's measured peak x the cores (0: not measured)
+    bf16_engine: str = ""     # what bf16_gflops measured (bf16_peak)
 
     def peak(self, dtype: str) -> float:
-        """The compute peak of `dtype` operands (bf16: the AMX one when measured)."""
-        return self.amx_gflops if dtype == "bf16" and self.amx_gflops else self.fma_gflops
+        """The compute peak of `dtype` operands (bf16: its engine's when measured)."""
+        return self.bf16_gflops if dtype == "bf16" and self.bf16_gflops else self.fma_gflops
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -173,7 +209,7 @@ def fma_peak(target, cores: int, repeats: int = 15) -> float:
 
 
 def measure(target, repeats: int = 15, bf16: bool = False) -> MachineLimits:
-    """The fp32 and bandwidth limits; with `bf16`, the AMX peak too where the target has AMX."""
+    """The fp32 and bandwidth limits; with `bf16`, the bf16 engine's peak too."""
     import ftuner_mlir
 
     lanes = target.lanes(32)
@@ -183,5 +219,5 @@ def measure(target, repeats: int = 15, bf16: bool = False) -> MachineLimits:
     out = np.empty_like(a)
     tb = _best_of(lambda: stream(a, out=out), repeats)
     assert np.array_equal(out[:, :8], 2 * a[:, :8]), "bandwidth kernel computed a wrong result"
-    amx = amx_peak(target, repeats) * target.cores if bf16 and target.bf16_engine == "amx" else 0.0
-    return MachineLimits(gflops, 2.0 * a.nbytes / tb / 1e9, amx)
+    engine, core_bf16 = bf16_peak(target, repeats) if bf16 else ("", 0.0)
+    return MachineLimits(gflops, 2.0 * a.nbytes / tb / 1e9, core_bf16 * target.cores, engine)

@@ -138,7 +138,8 @@ def run_benchmark(options, log=print) -> dict:
     limits = peak.measure(target, bf16=dtype == "bf16")
     log(f"machine limits (MLIR kernels): fp32 FMA peak {limits.fma_gflops:.1f} GFLOP/s, "
         f"memory bandwidth {limits.bandwidth_gbs:.1f} GB/s" +
-        (f", AMX bf16 peak {limits.amx_gflops:.1f} GFLOP/s (one core's x {target.cores})" if limits.amx_gflops else ""))
+        (f", {limits.bf16_engine} peak {limits.bf16_gflops:.1f} GFLOP/s (one core's x {target.cores})"
+         if limits.bf16_gflops else ""))
     builders = {"dense": lambda: workloads.dense(options.t).in_dtype(dtype),
                 "bmm_tx64xt": lambda: workloads.bmm_tall().in_dtype(dtype),
                 "bmm_txtx64": lambda: workloads.bmm_wide().in_dtype(dtype),

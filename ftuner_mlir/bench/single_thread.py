@@ -34,12 +34,11 @@ def run(sweep, target, options, log=print) -> dict:
 
     from . import peak
 
-    core_peak = peak.amx_peak(target) if sweep.dtype == "bf16" else peak.fma_peak(target, 1)
+    engine, core_peak = peak.bf16_peak(target) if sweep.dtype == "bf16" else ("FMA", peak.fma_peak(target, 1))
     exe = ftuner_mlir.compile(sweep.dynamic_model(), target, num_threads=1)
     cases = [c for c in sweep.cases if c.x in DEFAULT_T] or [sweep.cases[0], sweep.cases[-1]]
     rng = np.random.default_rng(options.seed)
     rows = []
-    engine = "AMX bf16" if sweep.dtype == "bf16" else "FMA"
     log(f"\nsingle thread ({sweep.title}, {sweep.dtype}; num_threads=1, thread CPU time; one core's {engine} "
         f"peak {core_peak:.1f} GFLOP/s)")
     for case in cases:

@@ -7,7 +7,7 @@ Two stages, because AMX tiles are loaded from and stored to buffers:
 - on buffers (lowering/buffers/amx_bodies.py, right after bufferization), `build_body`: that body replaced by
   the AMX code, built from the set in the function's attribute.
 
-The AMX code runs an `scf.forall` over blocks (ukernel.amx_space.block_shape: column blocks whose B,
+The AMX code runs an `scf.forall` over blocks (ukernel.bf16_space.block_shape: column blocks whose B,
 packed for the whole K, stays in L2), each task with packs of its own: B's block packed into VNNI
 panels of 16 columns (`emit_pack`: panel row r holds K rows 2r and 2r + 1 interleaved; rows past K and
 columns past N are zeros), A's last partial K step (K % 32 columns) copied into a zero-padded 32-wide
@@ -18,15 +18,17 @@ LLVM configures the tiles once per call (`ldtilecfg`).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf, vector
 
-from ..ir import amx
+from ..ir import amx, x86vector
 from ..ir.attributes import AMX_ATTR, AMX_PACK_ATTR, AMX_PREPACKED_ATTR, AMX_ROWS_ATTR, ZERO_INIT_ATTR
 from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
                         tensor_type)
 from ..ir.codecs import amx_set_to_attr
-from ..ukernel.amx_space import K_STEP, N_TILE, TILE_ROWS, AmxSet, block_shape
+from ..ukernel.bf16_space import K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape
 from ..ukernel.cover import TASKS_PER_CORE, strip_bounds
 from ..ukernel.space import powers_of_two_below
 from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/buffers/amx_bodies.py)
@@ -41,21 +43,25 @@ def _z(zero: bool) -> str:
     return "_z" if zero else ""
 
 
-def dispatch_name(aset: AmxSet, zero: bool = False, prepacked: int | None = None) -> str:
-    return (f"ftuner_amx_dispatch_{aset.family}_{aset.mr}x{aset.nr}_b{aset.b_block_bytes >> 10}k"
+def _engine_tag(aset: Bf16Set) -> str:
+    return "amx" if aset.amx else "avx512bf16"
+
+
+def dispatch_name(aset: Bf16Set, zero: bool = False, prepacked: int | None = None) -> str:
+    return (f"ftuner_{_engine_tag(aset)}_dispatch_{aset.family}_{aset.mr}x{aset.nr}_b{aset.b_block_bytes >> 10}k"
             f"_p{aset.cores}{f'_pw{prepacked}' if prepacked else ''}{_z(zero)}")
 
 
-def rows_name(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue | None = None) -> str:
+def rows_name(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None) -> str:
     """A row-strip function; a batched family's runs over a group of matrices (its own signature); with
     an epilogue, its dispatch's own (named after it)."""
     owner = f"_of_{epilogue.owner}" if epilogue else ""
     group = "_group" if aset.batched else ""
-    return f"ftuner_amx_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{group}{_z(zero)}{owner}"
+    return f"ftuner_{_engine_tag(aset)}_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{group}{_z(zero)}{owner}"
 
 
-def pack_name(aset: AmxSet) -> str:
-    return f"ftuner_amx_pack_b{'t' if aset.transpose_b else ''}"
+def pack_name(aset: Bf16Set) -> str:
+    return f"ftuner_vnni_pack_b{'t' if aset.transpose_b else ''}"
 
 
 def _bf16() -> ir.Type:
@@ -82,12 +88,12 @@ def _panel_view() -> ir.MemRefType:
     return ir.MemRefType.get([_DYN, K_STEP], _bf16(), ir.StridedLayoutAttr.get(_DYN_STRIDE, [K_STEP, 1]))
 
 
-def _scratch_type(aset: AmxSet) -> ir.MemRefType:
+def _scratch_type(aset: Bf16Set) -> ir.MemRefType:
     """The edge panel's C tiles, one above the other (rows of 16 fp32)."""
     return ir.MemRefType.get([aset.row_tiles * TILE_ROWS, N_TILE], _f32())
 
 
-def emit_placeholder(aset: AmxSet, zero_init: bool, prepacked: int | None = None):
+def emit_placeholder(aset: Bf16Set, zero_init: bool, prepacked: int | None = None):
     """(A, B, C) -> C + A.B on tensors (A.B with `zero_init`: C is only the result's storage), as a
     linalg.matmul of the family: the body `build_body` replaces once the function is on buffers. With
     `prepacked` (the panel height `half`), B is the weight's VNNI panels (codegen/weight_panels.py),
@@ -180,7 +186,7 @@ def _mul(x, c: int) -> ir.Value:
     return arith.MulIOp(x, index(c)).result
 
 
-def emit_pack(aset: AmxSet):
+def emit_pack(aset: Bf16Set):
     """B's columns j0..j0+bn, all K rows (of B as K x N; of B^T as N x K) -> VNNI panels: panel p, K step
     s at panel row p * half + 16 s holds 16 columns x 32 K as [16 K pairs][16 columns x 2] (half: K
     rounded up to 32, over 2). Reads past B are masked off and give zeros (the padding the edge tiles
@@ -222,22 +228,143 @@ def emit_pack(aset: AmxSet):
                             {AMX_PACK_ATTR: ir.UnitAttr.get()}, body)
 
 
-def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue | None = None):
+class _StripOperands(NamedTuple):
+    """What a row strip's kernels read: A (full K steps in place), its tail step, B's panels, C, the
+    edge scratch; the block's first row and column, the panels' height, A's full K steps and whether
+    a partial one follows."""
+    a: ir.Value
+    tail: ir.Value
+    panels: ir.Value
+    c: ir.Value
+    scratch: ir.Value
+    i0: ir.Value
+    j0: ir.Value
+    half: ir.Value
+    full: ir.Value
+    has_tail: ir.Value
+
+
+def _c_places(o: _StripOperands, narrow: bool, row_at, p, count) -> tuple[list, list]:
+    """(rows, columns) in C of the kernel's row groups and panels p..p+count: a narrowing epilogue's C
+    is the strip's scratch, rows and columns from the strip's corner."""
+    col_at = [_mul(_add(p, index(q)) if q else p, N_TILE) for q in range(count)]
+    if narrow:
+        return [index(TILE_ROWS * t) for t in range(len(row_at))], col_at
+    return row_at, [_add(o.j0, col) for col in col_at]
+
+
+def _tile_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at, p, count, edge, s0, s1, first, last):
+    """AMX: C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns),
+    over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`."""
+    a, tail, panels, c, scratch, i0 = o.a, o.tail, o.panels, o.c, o.scratch, o.i0
+    tile_rows = min(rows, TILE_ROWS)
+    a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
+    c_tile = amx.tile_type(tile_rows, N_TILE, "f32")
+    f32, zero_i, one = _f32(), index(0), index(1)
+    row_at_c, col_at = _c_places(o, narrow, row_at, p, count)
+
+    def load_c():
+        accs = []
+        for t, r in enumerate(row_at_c):
+            for q, col in enumerate(col_at):
+                if edge is None:
+                    accs.append(amx.tile_load(c_tile, c, [r, col]))
+                    continue
+                for row in range(tile_rows):
+                    line = _read(N_TILE, f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+                    _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
+                accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
+        return accs
+    tiles = [c_tile] * (len(row_at) * count)
+    accs = if_else(first, tiles, lambda: [amx.tile_zero(c_tile) for _ in tiles], load_c) if zero else load_c()
+    panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, o.half).result for q in range(count)]
+
+    def multiply(accs, a_tiles, s):
+        b_tiles = [amx.tile_load(b_tile, panels, [_add(base, _mul(s, TILE_ROWS)), zero_i]) for base in panel_row]
+        return [amx.tile_mulf(a_tiles[n // count], b_tiles[n % count], acc) for n, acc in enumerate(accs)]
+
+    def k_step(s, carried):
+        return multiply(carried, [amx.tile_load(a_tile, a, [r, _mul(s, K_STEP)]) for r in row_at], s)
+    accs = for_loop(s0, s1, one, accs, k_step)
+    accs = if_else(arith.AndIOp(last, o.has_tail).result, tiles,
+                   lambda: multiply(accs, [amx.tile_load(a_tile, tail, [arith.SubIOp(r, i0).result, zero_i])
+                                           for r in row_at], o.full),
+                   lambda: accs)
+    for n, acc in enumerate(accs):
+        r, col = row_at_c[n // count], col_at[n % count]
+        if edge is None:
+            amx.tile_store(c, [r, col], acc)
+            continue
+        t = n // count
+        amx.tile_store(scratch, [index(TILE_ROWS * t), zero_i], acc)
+        for row in range(tile_rows):
+            line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
+            _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+
+def _vector_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at, p, count, edge, s0, s1, first, last):
+    """AVX512-BF16: C rows row_at[0].. + `rows` x panels p..p+count held in rows x count fp32 vectors,
+    over the K steps [s0, s1) and the tail step when `last` (C starts at zero when `zero` and `first`).
+    Each K pair: one B vector per panel (a panel row is 16 columns' pairs) and per row A's pair
+    broadcast to the 16 lanes, then a vdpbf16ps per accumulator. The edge panel (`edge` columns) is
+    read and written under a mask; its padded columns' products are zeros that go nowhere."""
+    (row0,), col_at = _c_places(o, narrow, row_at, p, count)
+    f32_vector = ir.VectorType.get([N_TILE], _f32())
+    mask = _mask([N_TILE], [edge]) if edge is not None else None
+    places = [(_add(row0, index(r)) if r else row0, col) for r in range(rows) for col in col_at]
+
+    def load_c():
+        return [_read(N_TILE, _f32(), o.c, place, mask) for place in places]
+    accs = if_else(first, [f32_vector] * len(places), lambda: [_zeros(f32_vector)] * len(places), load_c) \
+        if zero else load_c()
+    panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, o.half).result for q in range(count)]
+
+    def multiply(accs, a, a_row, a_col, s):
+        """One K step (16 pairs) from rows a_row.. of `a`, K columns a_col.. ."""
+        for pair in range(K_STEP // 2):
+            b = [_read(K_STEP, _bf16(), o.panels, [_add(base, _mul(s, TILE_ROWS), index(pair)), index(0)])
+                 for base in panel_row]
+            for r in range(rows):
+                a_pair = _broadcast_pair(a, [_add(a_row, index(r)), _add(a_col, index(2 * pair))])
+                for q in range(count):
+                    n = r * count + q
+                    accs[n] = x86vector.dot_bf16(accs[n], a_pair, b[q])
+        return accs
+
+    accs = for_loop(s0, s1, index(1), accs, lambda s, carried: multiply(carried, o.a, row_at[0], _mul(s, K_STEP), s))
+    accs = if_else(arith.AndIOp(last, o.has_tail).result, [f32_vector] * len(places),
+                   lambda: multiply(list(accs), o.tail, arith.SubIOp(row_at[0], o.i0).result, index(0), o.full),
+                   lambda: accs)
+    for acc, place in zip(accs, places):
+        _write(acc, o.c, place, mask)
+
+
+def _zeros(vector_type: ir.VectorType) -> ir.Value:
+    return arith.ConstantOp(vector_type, ir.DenseElementsAttr.get_splat(
+        vector_type, ir.FloatAttr.get(vector_type.element_type, 0.0))).result
+
+
+def _broadcast_pair(a: ir.Value, indices) -> ir.Value:
+    """The bf16 pair a[indices], a[indices + 1 column] in every 32-bit lane of a 32 x bf16 vector (a
+    broadcast load: the pair moved as one i32, never through fp32)."""
+    i32 = ir.IntegerType.get_signless(32)
+    pair = vector.BitCastOp(ir.VectorType.get([1], i32), _read(2, _bf16(), a, indices)).result
+    lanes = vector.BroadcastOp(ir.VectorType.get([N_TILE], i32), pair).result
+    return vector.BitCastOp(ir.VectorType.get([K_STEP], _bf16()), lanes).result
+
+
+def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None):
     """C rows [lo, hi) (a multiple of `rows`), columns j0..j0+bn, += A.B over all K (= A.B with `zero`)
     from the packed panels (`half` rows each). Per strip of rows, K in chunks of the set's k_chunk (the
     strip's A chunk stays in L1 while the B panels stream from L2), and per chunk every column strip:
     body strips of the set's column tiles, one strip of each smaller power of two of full panels, then
-    the edge panel (bn % 16 columns) through the scratch tiles. A's full K steps are read in place, its
+    the edge panel (bn % 16 columns; AMX: through the scratch tiles). A's full K steps are read in place, its
     last partial step from the tail (row r - i0). With `epilogue`, each strip then goes through it
     (its extra operands follow the index arguments; a narrowing one's bf16 output after them, and C is
     then the strip's fp32 scratch, from the strip's first row and column j0). For a batched family, A
     and C hold a task's group of matrices, panels and tail their blocks one after another (two more index
-    arguments: the rows of each), and the strips run for every matrix under the call's one tile
-    configuration."""
-    tile_rows = min(rows, TILE_ROWS)
-    row_tiles = max(1, rows // TILE_ROWS)
-    a_tile, b_tile = amx.tile_type(tile_rows, K_STEP, "bf16"), amx.tile_type(TILE_ROWS, K_STEP, "bf16")
-    c_tile = amx.tile_type(tile_rows, N_TILE, "f32")
+    arguments: the rows of each), and the strips run for every matrix (on AMX under the call's one tile
+    configuration). The kernels: _tile_kernel (AMX), _vector_kernel (AVX512-BF16)."""
+    row_tiles = max(1, rows // TILE_ROWS) if aset.amx else 1
     f32 = _f32()
     sizes = (aset.col_tiles,) + powers_of_two_below(aset.col_tiles)
     chunk = aset.k_chunk // K_STEP                  # K steps per chunk
@@ -257,6 +384,12 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
 
         def run(a, tail, panels, c):
             """The strips [lo, hi) of one matrix."""
+            operands = _StripOperands(a, tail, panels, c, scratch, i0, j0, half, full, has_tail)
+
+            def kernel(row_at, *where):
+                emit = _tile_kernel if aset.amx else _vector_kernel
+                emit(operands, rows, zero, narrow, row_at, *where)
+
             def strip(i, _):
                 row_at = [_add(i, index(TILE_ROWS * t)) for t in range(row_tiles)]
                 for_loop(zero_i, arith.MaxUIOp(steps, one).result, index(chunk), [], lambda s0, _: k_chunk(row_at, s0) or [])
@@ -275,53 +408,6 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
                     kernel(row_at, panels_full, 1, edge_cols, s0, s1, first, last)
                     scf.YieldOp([])
 
-            def kernel(row_at, p, count, edge, s0, s1, first, last):
-                """C tiles rows row_at x panels p..p+count (`edge`: the one edge panel of that many columns),
-                over the K steps [s0, s1), and the tail step when `last`; C starts at zero when `zero` and `first`.
-                A narrowing epilogue's C is the strip's scratch: rows and columns from the strip's corner."""
-                col_at = [_mul(_add(p, index(q)) if q else p, N_TILE) for q in range(count)]
-                if narrow:
-                    row_at_c = [index(TILE_ROWS * t) for t in range(len(row_at))]
-                else:
-                    row_at_c, col_at = row_at, [_add(j0, col) for col in col_at]
-
-                def load_c():
-                    accs = []
-                    for t, r in enumerate(row_at_c):
-                        for q, col in enumerate(col_at):
-                            if edge is None:
-                                accs.append(amx.tile_load(c_tile, c, [r, col]))
-                                continue
-                            for row in range(tile_rows):
-                                line = _read(N_TILE, f32, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
-                                _write(line, scratch, [index(TILE_ROWS * t + row), zero_i])
-                            accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
-                    return accs
-                tiles = [c_tile] * (len(row_at) * count)
-                accs = if_else(first, tiles, lambda: [amx.tile_zero(c_tile) for _ in tiles], load_c) if zero else load_c()
-                panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, half).result for q in range(count)]
-
-                def multiply(accs, a_tiles, s):
-                    b_tiles = [amx.tile_load(b_tile, panels, [_add(base, _mul(s, TILE_ROWS)), zero_i]) for base in panel_row]
-                    return [amx.tile_mulf(a_tiles[n // count], b_tiles[n % count], acc) for n, acc in enumerate(accs)]
-
-                def k_step(s, carried):
-                    return multiply(carried, [amx.tile_load(a_tile, a, [r, _mul(s, K_STEP)]) for r in row_at], s)
-                accs = for_loop(s0, s1, one, accs, k_step)
-                accs = if_else(arith.AndIOp(last, has_tail).result, tiles,
-                               lambda: multiply(accs, [amx.tile_load(a_tile, tail, [arith.SubIOp(r, i0).result, zero_i])
-                                                       for r in row_at], full),
-                               lambda: accs)
-                for n, acc in enumerate(accs):
-                    r, col = row_at_c[n // count], col_at[n % count]
-                    if edge is None:
-                        amx.tile_store(c, [r, col], acc)
-                        continue
-                    t = n // count
-                    amx.tile_store(scratch, [index(TILE_ROWS * t), zero_i], acc)
-                    for row in range(tile_rows):
-                        line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
-                        _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
             for_loop(lo, hi, index(rows), [], strip)
 
         if not aset.batched:
@@ -347,7 +433,7 @@ def emit_rows(rows: int, aset: AmxSet, zero: bool = False, epilogue: AmxEpilogue
     return fn
 
 
-def emit_helpers(aset: AmxSet, zero_init: bool, epilogue: AmxEpilogue | None = None) -> dict:
+def emit_helpers(aset: Bf16Set, zero_init: bool, epilogue: AmxEpilogue | None = None) -> dict:
     """symbol name -> builder of each function the buffer-level dispatch calls."""
     funcs = {pack_name(aset): lambda: emit_pack(aset)}
     for rows in aset.row_sizes:
@@ -355,11 +441,11 @@ def emit_helpers(aset: AmxSet, zero_init: bool, epilogue: AmxEpilogue | None = N
     return funcs
 
 
-def _row_strips(bm: ir.Value, aset: AmxSet) -> list[tuple]:
+def _row_strips(bm: ir.Value, aset: Bf16Set) -> list[tuple]:
     """(rows, lo, hi, taken) per row strip function of a block of `bm` rows: body strips of mr, then the
-    remainder strips (amx_space.AmxSet.row_sizes: binary digits, or for a batched family 16-row strips
+    remainder strips (bf16_space.Bf16Set.row_sizes: binary digits, or for a batched family 16-row strips
     and the rest below 16 by the strip of exactly that many rows)."""
-    if not aset.batched:
+    if not aset.exact_rests:
         return [(rows, lo, hi, cmp(_UGT, hi, lo)) for rows, lo, hi in strip_bounds(bm, aset.row_sizes, ar=AR)]
     sixteen = index(TILE_ROWS)
     rest = arith.RemUIOp(bm, sixteen).result
@@ -395,7 +481,7 @@ def _alloc(memref_type: ir.MemRefType, sizes: list) -> ir.Value:
     return memref.AllocOp(memref_type, sizes, [], alignment=aligned).result
 
 
-def _group(aset: AmxSet, batch: ir.Value, nc: ir.Value, half: ir.Value) -> ir.Value:
+def _group(aset: Bf16Set, batch: ir.Value, nc: ir.Value, half: ir.Value) -> ir.Value:
     """Matrices a batched task takes: TASKS_PER_CORE groups per core, as many as keep the group's packed
     B blocks within b_block_bytes (each row-strip call, which configures the tiles, then serves the
     whole group; a small matrix paid that per matrix)."""
@@ -417,7 +503,7 @@ def _tail_of(a: ir.Value, tail: ir.Value, i0, bm, k) -> None:
         scf.YieldOp([])
 
 
-def _strip_calls(aset: AmxSet, zero_init: bool, epilogue, bm, operands, block_args, after) -> None:
+def _strip_calls(aset: Bf16Set, zero_init: bool, epilogue, bm, operands, block_args, after) -> None:
     """One call per row strip function that has rows in the block (each configures the tiles)."""
     i0 = block_args[0]
     for rows, lo, hi, taken in _row_strips(bm, aset):
@@ -475,7 +561,7 @@ def _matrices(operand: ir.Value, first: ir.Value, count: ir.Value) -> ir.Value:
     return memref.subview(operand, [first, 0, 0], sizes, [1, 1, 1], result_type=ir.MemRefType(operand.type))
 
 
-def build_body(fn, aset: AmxSet, zero_init: bool, prepacked: int | None = None,
+def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
                epilogue: AmxEpilogue | None = None) -> None:
     """Replace the body of bufferized placeholder `fn` (A, B, C memrefs, then the epilogue's extra
     operands; no results) with the AMX code; with `prepacked`, B is the weight's VNNI panels of that

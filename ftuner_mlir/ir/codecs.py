@@ -6,7 +6,7 @@ import dataclasses
 
 from mlir import ir
 
-from ..ukernel.amx_space import AmxSet
+from ..ukernel.bf16_space import Bf16Set
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 from ..ukernel.space import UKernelSet
 from .attributes import AMX_ATTR, ATTR, GPU_ATTR
@@ -28,13 +28,13 @@ def ukernel_set_from_attr(attr: ir.Attribute) -> UKernelSet:
     return _set_from_attr(attr, UKernelSet, ATTR)
 
 
-def amx_set_to_attr(aset: AmxSet) -> ir.Attribute:
+def amx_set_to_attr(aset: Bf16Set) -> ir.Attribute:
     return _set_to_attr(aset)
 
 
-def amx_set_from_attr(attr: ir.Attribute) -> AmxSet:
+def amx_set_from_attr(attr: ir.Attribute) -> Bf16Set:
     """Raises ValueError naming what is missing or wrong."""
-    return _set_from_attr(attr, AmxSet, AMX_ATTR)
+    return _set_from_attr(attr, Bf16Set, AMX_ATTR)
 
 
 def _set_to_attr(value) -> ir.Attribute:

@@ -80,8 +80,9 @@ class LowerCpu(ModulePass):
                 llvm.ReportFailedAsserts(target=t),
                 llvm.RecordAbiTable(target=t),
                 Upstream(",".join(llvm_pipelines.llvm_pipeline(
-                    openmp=threads > 1, transpose_lowering=ISA_TRANSPOSE_LOWERING[t.isa], amx=t.bf16_engine == "amx")),
-                    "everything to the LLVM dialect (the amx dialect's conversion where the target has AMX)"),
+                    openmp=threads > 1, transpose_lowering=ISA_TRANSPOSE_LOWERING[t.isa], amx=t.bf16_engine == "amx",
+                    x86vector=t.bf16_engine == "avx512_bf16")),
+                    "everything to the LLVM dialect (the amx or x86vector dialect's conversion for the bf16 engine)"),
                 llvm.Bf16MemoryAsI16(target=t),
                 llvm.KeepOutOfLine(target=t),
                 llvm.CheckLlvmDialect(target=t),

@@ -15,7 +15,7 @@ from ..ir.resources import blob_constant, constant_array
 from ..ir.walk import defining_op, walk
 from ..lowering.dispatch.early_rounding import rounded_at_source
 from ..tuning.db import chosen_tile
-from ..ukernel.amx_space import select_amx
+from ..ukernel.bf16_space import engine_in_use, select_bf16
 from ..ukernel.gpu_space import select_gpu
 from ..ukernel.space import RegisterTile, UKernelSet, select
 from .base import MAX_FORCED_COLUMNS, MAX_FORCED_ROWS, ModulePass, option
@@ -32,7 +32,8 @@ class SelectUKernels(ModulePass):
     nr: int = option(0, "force the body tile's columns (with mr)", minimum=0, maximum=MAX_FORCED_COLUMNS)
     tuning: bool = option(True, "use the tuning database (also off with FTUNER_NO_TUNING=1)")
     matmul_precision: str = option("f32", "bf16: fp32 matmuls run on the bf16 matrix engine (operands rounded to bf16, "
-                                   "fp32 accumulation and result) where the target has AMX; everything else stays fp32",
+                                   "fp32 accumulation and result) where the target has a bf16 engine faster than its fp32 FMAs (AMX, or "
+                                   "AVX512-BF16 on Zen 4/5); everything else stays fp32",
                                    choices=("f32", "bf16"))
 
     def tile_for(self, target, dtype: str) -> RegisterTile | None:
@@ -50,15 +51,16 @@ class SelectUKernels(ModulePass):
             conv1d_as_conv2d(op)
         for op in list(walk(module_op)):
             read_transposed_operands(op)
-        if self.matmul_precision == "bf16" and target.bf16_engine == "amx":
+        engine = engine_in_use(target)[0]
+        if self.matmul_precision == "bf16" and engine != "none":
             rounded = _RoundedOnce()
             for op in [op for op in walk(module_op) if op.results and (classify(op) or ("", ""))[1] == "f32"]:
                 retype_operands(op, classify(op)[0], lambda v, op=op: rounded(v, op.operation.block))
         for op, (family, dtype) in [(op, classify(op)) for op in walk(module_op) if classify(op)]:
             if dtype != "bf16" or not op.results or AMX_ATTR in op.attributes:
                 continue
-            if target.bf16_engine == "amx":              # AMX uKernels serve every matmul family
-                op.attributes[AMX_ATTR] = amx_set_to_attr(select_amx(target, family))
+            if engine != "none":                        # AMX or AVX512-BF16 uKernels serve every matmul family
+                op.attributes[AMX_ATTR] = amx_set_to_attr(select_bf16(target, family))
             else:                                       # no matrix engine for it (yet): the fp32 uKernels
                 retype_operands(op, family, lambda v: widen(v, ir.F32Type.get()))
         cache: dict[tuple[str, str], UKernelSet] = {}

@@ -195,23 +195,26 @@ def target(args) -> int:
               f"analytic choice: {analytic.mr}x{analytic.nr}")
     else:
         print(f"tuned choice (f32): none measured (ftuner tune); analytic choice: {analytic.mr}x{analytic.nr}")
-    _print_amx(tgt)
+    _print_bf16(tgt)
     return 0
 
 
-def _print_amx(tgt) -> None:
-    """The AMX register blockings (with why each is rejected) and the bf16 sets, on targets with AMX."""
+def _print_bf16(tgt) -> None:
+    """The bf16 engine's choices: AMX's register blockings (with why each is rejected), then the bf16 set
+    of every family (AVX512-BF16's register block is the fp32 model's, listed above)."""
     from ftuner_mlir.families import FAMILIES
-    from ftuner_mlir.ukernel.amx_space import blockings, select_amx
-    if tgt.bf16_engine != "amx":
-        print(f"bf16 matmuls: no AMX on this target ({tgt.bf16_engine}): widened to fp32")
+    from ftuner_mlir.ukernel.bf16_space import blockings, engine_in_use, select_bf16
+    engine, why = engine_in_use(tgt)
+    print(f"bf16 matmuls: {why}")
+    if engine == "none":
         return
-    print("AMX register blockings (bf16): C tiles a x b fed by a A and b B tiles, loads per multiply")
-    for block, why in blockings():
-        print(f"  {block.a}x{block.b}  tiles {block.tiles}  loads/multiply {block.loads_per_multiply:.2f}"
-              + (f"  rejected: {why}" if why else ""))
+    if engine == "amx":
+        print("AMX register blockings (bf16): C tiles a x b fed by a A and b B tiles, loads per multiply")
+        for block, why in blockings():
+            print(f"  {block.a}x{block.b}  tiles {block.tiles}  loads/multiply {block.loads_per_multiply:.2f}"
+                  + (f"  rejected: {why}" if why else ""))
     for family in FAMILIES:
-        print(select_amx(tgt, family).describe())
+        print(select_bf16(tgt, family).describe())
 
 
 def bench(args) -> int:

@@ -21,14 +21,14 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // CHECK-NOT:     linalg.matmul
 // CHECK:         scf.forall
 // CHECK:           memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x32xbf16>
-// CHECK:           call @ftuner_amx_pack_bt(
+// CHECK:           call @ftuner_vnni_pack_bt(
 // CHECK:           call @ftuner_amx_rows_32_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_16_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_8_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_4_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_2_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_1_n32_kc256_z(
-// CHECK-LABEL: func.func private @ftuner_amx_pack_bt(
+// CHECK-LABEL: func.func private @ftuner_vnni_pack_bt(
 // The 32-row strip: 2x2 C tiles zeroed on the first K chunk, carried through the K loop.
 // CHECK-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_z(
 // CHECK:         amx.tile_zero : !amx.tile<16x16xf32>

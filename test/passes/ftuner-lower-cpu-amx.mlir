@@ -31,7 +31,7 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // BODY-SAME:    ftuner.dispatch = "matmul_transpose_b"
 // BODY:         scf.forall
 // BODY:           memref.alloc({{.*}}) {alignment = 64 : i64} : memref<?x32xbf16>
-// BODY:           call @ftuner_amx_pack_bt
+// BODY:           call @ftuner_vnni_pack_bt
 // BODY:           call @ftuner_amx_rows_32_n32_kc256_z
 // BODY:           call @ftuner_amx_rows_16_n32_kc256_z
 // BODY:           call @ftuner_amx_rows_8_n32_kc256_z
@@ -39,7 +39,7 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // BODY:           call @ftuner_amx_rows_2_n32_kc256_z
 // BODY:           call @ftuner_amx_rows_1_n32_kc256_z
 // BODY-NOT:       linalg.matmul
-// BODY-LABEL: func.func private @ftuner_amx_pack_bt(
+// BODY-LABEL: func.func private @ftuner_vnni_pack_bt(
 // BODY:         vector.transpose {{.*}} [1, 0] : vector<16x16xi32> to vector<16x16xi32>
 // BODY-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_z(
 // BODY-SAME:    no_inline

@@ -1,8 +1,10 @@
 """bf16 matmuls (bf16 operands, fp32 accumulation and result) against float64 numpy of the same bf16
 inputs, on every kind of shape: 1, odd, prime, the AMX tile edges (16 rows, 16 columns, 32 of K) and
-their neighbours, and shapes drawn at random now. On a host with AMX (`amx_bf16` in /proc/cpuinfo) the
-host target runs the AMX uKernels; elsewhere the same tests run the fp32 fallback (bf16 widened), and
-the AMX tests that must execute say they skip."""
+their neighbours, and shapes drawn at random now. Each shape test runs twice: on the host target (AMX
+uKernels where `amx_bf16` is in /proc/cpuinfo, else the AVX512-BF16 or fp32 fallback) and on the Zen 4
+preset, whose bf16 engine is AVX512-BF16 (its uKernels run on any CPU with `avx512_bf16`, Sapphire
+Rapids included; the tests say when this one lacks it). The AMX tests that must execute say when they
+skip."""
 import ml_dtypes
 import numpy as np
 import pytest
@@ -27,12 +29,22 @@ def bf16(rng, shape):
     return rng.standard_normal(shape).astype(ml_dtypes.bfloat16)
 
 
-@pytest.fixture(scope="module")
-def exes():
-    return {"matmul": ftuner_mlir.compile(models.matmul("bf16")),
-            "dense": ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16")),
-            "dense_fixed": ftuner_mlir.compile(models.dense(dtype="bf16")),
-            "batch": ftuner_mlir.compile(models.batch_matmul("bf16"))}
+AVX512_BF16 = PRESETS["amd-zen4"]      # its bf16 engine: AVX512-BF16 (vdpbf16ps outruns its fp32 FMAs)
+
+
+def _runnable(target) -> None:
+    if target != "host" and _lacks(target):
+        pytest.skip(f"this CPU lacks {', '.join(_missing(target))}: {target.name}'s code cannot run here")
+
+
+@pytest.fixture(scope="module", params=["host", AVX512_BF16], ids=["host", "avx512_bf16"])
+def exes(request):
+    target = request.param
+    _runnable(target)
+    return {"matmul": ftuner_mlir.compile(models.matmul("bf16"), target),
+            "dense": ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), target),
+            "dense_fixed": ftuner_mlir.compile(models.dense(dtype="bf16"), target),
+            "batch": ftuner_mlir.compile(models.batch_matmul("bf16"), target)}
 
 
 def _check(exe, a, b, b_as_nk: bool):
@@ -144,23 +156,51 @@ def test_without_amx_the_fp32_uKernels_serve(rng):
         _check(exe, bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
 
 
-def _lacks(target) -> bool:
+def _missing(target) -> list[str]:
     from ftuner_mlir.hardware.cpu import missing_host_features
-    return bool(missing_host_features(target))
+    return missing_host_features(target)
 
 
-def test_fp32_model_with_bf16_matmuls(rng):
+def _lacks(target) -> bool:
+    return bool(_missing(target))
+
+
+def test_zen4_runs_avx512_bf16_ukernels(rng):
+    """The Zen 4 preset's bf16 code is vdpbf16ps code (the JIT route keeps its LLVM dialect), no AMX."""
+    _runnable(AVX512_BF16)
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), AVX512_BF16, isolate=False, cache=False)
+    assert "llvm.x86.avx512bf16.dpbf16ps.512" in exe.llvm_dialect and "tdpbf16ps" not in exe.llvm_dialect
+    _check(exe, bf16(rng, (37, 45)), bf16(rng, (29, 45)), b_as_nk=True)
+
+
+def test_slow_dot_products_widen_to_fp32(rng):
+    """Where vdpbf16ps does fewer flops than the fp32 FMAs (Sapphire Rapids: half), a target whose bf16
+    engine is AVX512-BF16 widens to the fp32 uKernels instead: same results, no dot products."""
+    import dataclasses
+    slow = dataclasses.replace(AVX512_BF16, name="slow-dots", bf16_dot_flops=AVX512_BF16.fp32_flops // 2)
+    _runnable(slow)
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), slow, isolate=False, cache=False)
+    assert "dpbf16ps" not in exe.llvm_dialect
+    _check(exe, bf16(rng, (17, 45)), bf16(rng, (29, 45)), b_as_nk=True)
+
+
+@pytest.mark.parametrize("target", ["host", AVX512_BF16], ids=["host", "avx512_bf16"])
+def test_fp32_model_with_bf16_matmuls(rng, target):
     """matmul_precision="bf16" on an fp32 Dense with a constant weight: the weight rounded to bf16 once,
     the activation on every call, fp32 accumulation. Exact against float64 of the rounded operands
-    (where AMX runs it); without AMX the option changes nothing (exact against fp32 operands)."""
+    (where a bf16 engine runs it); without one the option changes nothing (exact against fp32 operands)."""
     from ftuner_mlir.freeze import freeze_arguments
+    from ftuner_mlir.hardware.targets import parse_target
+    from ftuner_mlir.ukernel.bf16_space import engine_in_use
+    _runnable(target)
     w = rng.standard_normal((300, 77)).astype(np.float32)
-    exe = ftuner_mlir.compile(freeze_arguments(models.dense(n=300, k=77), {1: w}), matmul_precision="bf16")
+    exe = ftuner_mlir.compile(freeze_arguments(models.dense(n=300, k=77), {1: w}), target, matmul_precision="bf16")
+    rounded = engine_in_use(parse_target(target))[0] != "none"
     for m in (1, 13, 64, 97):
         x = rng.standard_normal((m, 77)).astype(np.float32)
         x[0, 0] = np.nan if m == 97 else x[0, 0]
         out = exe(x)
-        if HAS_AMX:
+        if rounded:
             wide_x, wide_w = (v.astype(ml_dtypes.bfloat16).astype(np.float64) for v in (x, w))
         else:
             wide_x, wide_w = x.astype(np.float64), w.astype(np.float64)
@@ -176,21 +216,25 @@ def test_matmul_precision_is_checked():
         ftuner_mlir.compile(models.dense(), matmul_precision="fp8")
 
 
-def test_one_thread(rng):
-    """Sequential code (the forall as a loop) takes the same AMX path."""
-    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), num_threads=1)
+@pytest.mark.parametrize("target", ["host", AVX512_BF16], ids=["host", "avx512_bf16"])
+def test_one_thread(rng, target):
+    """Sequential code (the forall as a loop) takes the same bf16 path."""
+    _runnable(target)
+    exe = ftuner_mlir.compile(models.dense(n="?", k="?", dtype="bf16"), target, num_threads=1)
     for m, n, k in [(1, 1, 1), (33, 31, 65), (257, 129, 131)]:
         _check(exe, bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
 
 
+@pytest.mark.parametrize("target", ["host", AVX512_BF16], ids=["host", "avx512_bf16"])
 @pytest.mark.parametrize("n, k, transposed", [(300, 77, True), (2304, 768, True), (17, 33, False), (64, 1, False)])
-def test_constant_weight_packed_at_compile_time(rng, n, k, transposed):
+def test_constant_weight_packed_at_compile_time(rng, n, k, transposed, target):
     """A frozen bf16 weight becomes VNNI panels in the module (no pack per call): columns past N and K
     past the last full step are the panels' zeros; exact against float64 at unseen row counts."""
     from ftuner_mlir.freeze import freeze_arguments
     w = bf16(rng, (n, k) if transposed else (k, n))
     source = models.dense(n=n, k=k, dtype="bf16") if transposed else models.matmul("bf16", n=n, k=k)
-    exe = ftuner_mlir.compile(freeze_arguments(source, {1: w}))
+    _runnable(target)
+    exe = ftuner_mlir.compile(freeze_arguments(source, {1: w}), target)
     for m in (1, 15, 97):
         x = bf16(rng, (m, k))
         out = exe(x)

@@ -11,9 +11,10 @@ def loops_pipeline() -> list[str]:
             "expand-strided-metadata", "lower-affine"]
 
 
-def llvm_pipeline(openmp: bool, transpose_lowering: str, amx: bool = False) -> list[str]:
+def llvm_pipeline(openmp: bool, transpose_lowering: str, amx: bool = False, x86vector: bool = False) -> list[str]:
     """From loops to the LLVM dialect. `transpose_lowering`: the target ISA's vector.transpose lowering
-    (hardware.cpu's ISA table). With `amx`, the generic conversion of the amx and cf dialects runs
+    (hardware.cpu's ISA table). With `x86vector`, the vector conversion lowers the x86vector dialect's
+    ops too (AVX512-BF16's dot products). With `amx`, the generic conversion of the amx and cf dialects runs
     before the control flow's own (and the memref dialect's, for the bounds the vector lowering reads after
     finalize-memref-to-llvm ran): the AMX uKernels carry tiles through their loops (block arguments
     of `!amx.tile` type), which only a type converter assembled with the amx dialect's knows. (Left
@@ -23,12 +24,20 @@ def llvm_pipeline(openmp: bool, transpose_lowering: str, amx: bool = False) -> l
     stages = [
         "finalize-memref-to-llvm", "convert-scf-to-cf",
         f"convert-vector-to-llvm{{vector-contract-lowering=outerproduct "
-        f"vector-transpose-lowering={transpose_lowering}}}", "convert-math-to-llvm", "convert-math-to-libm",
+        f"vector-transpose-lowering={transpose_lowering}{' enable-x86vector=true' if x86vector else ''}}}", "convert-math-to-llvm", "convert-math-to-libm",
         "convert-arith-to-llvm", "convert-index-to-llvm", "convert-func-to-llvm",
-    ] + (["convert-to-llvm{filter-dialects=amx,cf,memref}"] if amx else []) + ["convert-cf-to-llvm"]
+    ] + _late_conversion(amx, x86vector) + ["convert-cf-to-llvm"]
     if openmp:
         stages.append("convert-openmp-to-llvm")
     return stages + ["convert-ub-to-llvm", "reconcile-unrealized-casts"]
+
+
+def _late_conversion(amx: bool, x86vector: bool) -> list[str]:
+    """The bf16 engines' code: with AMX, its dialect's conversion (see llvm_pipeline); with either, the
+    memref ops the vector lowering made after finalize-memref-to-llvm (the bounds of masked reads)."""
+    if not (amx or x86vector):
+        return []
+    return [f"convert-to-llvm{{filter-dialects={'amx,' if amx else ''}cf,memref}}"]
 
 
 # What may remain once the CPU pipeline is done: LLVM ops, and OpenMP ops (mlir-translate turns them

@@ -1,8 +1,12 @@
-"""The AMX hardware model's choices, worked out by hand."""
+"""The bf16 hardware model's choices (AMX and AVX512-BF16), worked out by hand."""
+import dataclasses
+
 import pytest
 
 from ftuner_mlir.hardware.cpu import PRESETS
-from ftuner_mlir.ukernel.amx_space import AmxSet, Blocking, best_blocking, blockings, block_shape, select_amx
+from ftuner_mlir.hardware.targets import parse_target
+from ftuner_mlir.ukernel.bf16_space import (Bf16Set, Blocking, best_blocking, blockings, block_shape, engine_in_use,
+                                            select_amx, select_avx512_bf16, select_bf16)
 
 
 def test_blocking_fits_eight_tiles_with_fewest_loads():
@@ -64,6 +68,55 @@ def test_set_validation(field, value, message):
     fields = dict(family="matmul", mr=32, nr=32, k_chunk=384, b_block_bytes=1 << 20, cores=2)
     fields[field] = value
     with pytest.raises(ValueError, match=message):
-        AmxSet(**fields)
+        Bf16Set(**fields)
     with pytest.raises(ValueError, match="more than 8 tile registers"):
-        AmxSet(**dict(fields, mr=48, nr=48, k_chunk=384))
+        Bf16Set(**dict(fields, mr=48, nr=48, k_chunk=384))
+
+
+def test_zen4_avx512_bf16_set():
+    """Zen 4: vdpbf16ps at 64 flops a cycle beats the fp32 FMAs' 32, so bf16 runs on it. The register block
+    is the fp32 model's 8x32 (16 accumulators, 2 B vectors, 1 broadcast: 19 of 32 registers); the 8-row A
+    strip in a third of the 32 KiB L1 is 682 bf16 of K, 672 in steps of 32; half of the 1 MiB L2 for B."""
+    zen4 = PRESETS["amd-zen4"]
+    assert engine_in_use(zen4)[0] == "avx512_bf16"
+    bset = select_bf16(zen4, "matmul_transpose_b")
+    assert (bset.engine, bset.mr, bset.nr, bset.k_chunk, bset.b_block_bytes) == ("avx512_bf16", 8, 32, 672, 512 << 10)
+    assert bset.row_sizes == (8, 4, 2, 1) and bset.row_tiles == 1 and bset.col_tiles == 2
+
+
+def test_avx512_bf16_batched_rests_are_binary():
+    """No tile configuration to pay per strip call: a batched family's rests are binary digits too."""
+    bset = select_avx512_bf16(PRESETS["amd-zen5"], "batch_matmul")
+    assert bset.row_sizes == (8, 4, 2, 1) and not bset.exact_rests
+    assert bset.k_chunk == 1024                          # Zen 5's 48 KiB L1: 16384 bytes / 16 bytes a column
+
+
+def test_slow_dot_products_widen():
+    """Sapphire Rapids' vdpbf16ps does 32 flops a cycle, its fp32 FMAs 64: a target with AVX512-BF16 as
+    its engine there runs bf16 matmuls widened to fp32, and says why."""
+    spr_dots = parse_target("intel-spr,bf16_engine=avx512_bf16")
+    engine, why = engine_in_use(spr_dots)
+    assert engine == "none" and "32 flops/cycle here, the fp32 FMAs 64" in why
+    with pytest.raises(ValueError, match="widened to fp32"):
+        select_bf16(spr_dots, "matmul")
+    assert engine_in_use(PRESETS["x86-avx512"])[0] == "none"
+    assert engine_in_use(PRESETS["intel-spr"])[0] == "amx"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("x86-avx2,bf16_engine=avx512_bf16", "needs an avx512 target"),
+    ("host,bf16_engine=tpu", "expected bf16_engine=<amx|avx512_bf16|none>"),
+    ("host,cores=3", "unknown target option 'cores=3'"),
+])
+def test_engine_override_is_checked(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_target(spec)
+
+
+def test_avx512_bf16_set_validation():
+    """8 rows x 4 panels: 32 accumulators + 4 B vectors + a broadcast do not fit 32 registers."""
+    with pytest.raises(ValueError, match="more than 32 vector registers"):
+        Bf16Set("matmul", 8, 64, 672, 1 << 19, 2, engine="avx512_bf16")
+    with pytest.raises(ValueError, match="unknown bf16 engine 'sme'"):
+        Bf16Set("matmul", 8, 32, 672, 1 << 19, 2, engine="sme")
+    assert dataclasses.replace(select_amx(PRESETS["intel-spr"], "matmul")).engine == "amx"

@@ -96,3 +96,27 @@ func.func @conv1d(%x: tensor<?x3x?xf32>, %w: tensor<8x3x5xf32>, %acc: tensor<?x8
       ins(%x, %w : tensor<?x3x?xf32>, tensor<8x3x5xf32>) outs(%acc : tensor<?x8x?xf32>) -> tensor<?x8x?xf32>
   return %r : tensor<?x8x?xf32>
 }
+
+// A grouped conv (torch's Conv with groups: wav2vec2's positional convolution) becomes one conv2d per
+// group on unit slices viewed without the group dim, each with the GEMM uKernels, inserted back into
+// the result in order. A depthwise conv (one input channel a group) stays one op.
+// AVX512-LABEL: func.func @grouped(
+// AVX512:         %[[X0:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0, 0] [%{{.*}}, 1, 4, %{{.*}}, 1] [1, 1, 1, 1, 1] : tensor<?x3x4x?x1xf32> to tensor<?x1x4x?x1xf32>
+// AVX512:         tensor.collapse_shape %[[X0]] {{\[}}[0, 1], [2], [3], [4]] : tensor<?x1x4x?x1xf32> into tensor<?x4x?x1xf32>
+// AVX512:         tensor.extract_slice %arg1[0, 0, 0, 0, 0] [1, 6, 4, 5, 1] [1, 1, 1, 1, 1] : tensor<3x6x4x5x1xf32> to tensor<1x6x4x5x1xf32>
+// AVX512:         %[[C0:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, ftuner.ukernels = {{.*}}, strides = dense<[2, 1]> : tensor<2xi64>}
+// AVX512:         %[[E0:.*]] = tensor.expand_shape %[[C0]] {{\[}}[0, 1], [2], [3], [4]]
+// AVX512:         %[[R0:.*]] = tensor.insert_slice %[[E0]] into %arg2[0, 0, 0, 0, 0]
+// AVX512-COUNT-2: linalg.conv_2d_nchw_fchw
+// AVX512:         %[[R2:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 2, 0, 0, 0]
+// AVX512:         %[[D:.*]] = linalg.conv_2d_ngchw_gfchw {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x8x1x?x1xf32>, tensor<8x1x1x3x1xf32>)
+// AVX512:         return %[[R2]], %[[D]] :
+func.func @grouped(%x: tensor<?x3x4x?x1xf32>, %w: tensor<3x6x4x5x1xf32>, %acc: tensor<?x3x6x?x1xf32>,
+                   %dx: tensor<?x8x1x?x1xf32>, %dw: tensor<8x1x1x3x1xf32>, %dacc: tensor<?x8x1x?x1xf32>)
+    -> (tensor<?x3x6x?x1xf32>, tensor<?x8x1x?x1xf32>) {
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<[2, 1]> : vector<2xi64>}
+      ins(%x, %w : tensor<?x3x4x?x1xf32>, tensor<3x6x4x5x1xf32>) outs(%acc : tensor<?x3x6x?x1xf32>) -> tensor<?x3x6x?x1xf32>
+  %d = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%dx, %dw : tensor<?x8x1x?x1xf32>, tensor<8x1x1x3x1xf32>) outs(%dacc : tensor<?x8x1x?x1xf32>) -> tensor<?x8x1x?x1xf32>
+  return %r, %d : tensor<?x3x6x?x1xf32>, tensor<?x8x1x?x1xf32>
+}

@@ -198,3 +198,40 @@ def test_conv1d_is_a_height_one_conv2d(rng):
         got = exe["main"](x, w)
         assert got.shape == (n, 8, width)
         assert_matches(got, conv(lambda a: a), conv(np.abs))
+
+
+GROUPED = """
+func.func @main(%x: tensor<?x3x4x?x1xf32>, %w: tensor<3x5x4x7x1xf32>) -> tensor<?x3x5x?x1xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %c6 = arith.constant 6 : index
+  %n = tensor.dim %x, %c0 : tensor<?x3x4x?x1xf32>
+  %l = tensor.dim %x, %c3 : tensor<?x3x4x?x1xf32>
+  %oh = arith.subi %l, %c6 : index
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%n, %oh) : tensor<?x3x5x?x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x3x5x?x1xf32>) -> tensor<?x3x5x?x1xf32>
+  %r = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x3x4x?x1xf32>, tensor<3x5x4x7x1xf32>) outs(%f : tensor<?x3x5x?x1xf32>) -> tensor<?x3x5x?x1xf32>
+  return %r : tensor<?x3x5x?x1xf32>
+}
+"""
+
+
+def test_grouped_conv_is_a_conv2d_per_group(rng):
+    """A grouped conv (3 groups of 4 input and 5 output channels, a 7-tap window along the length: torch-mlir's
+    form of a grouped Conv1d) runs as one GEMM-served conv2d per group: batch and length dynamic, lengths
+    never seen at build time (the shortest window, odd, prime, long)."""
+    exe = ftuner_mlir.compile(GROUPED)
+    assert "conv_2d_ngchw" not in ftuner_mlir.compile(GROUPED, isolate=False).llvm_dialect
+    w = random(rng, (3, 5, 4, 7, 1))
+    for n, length in ((1, 7), (2, 8), (3, 37), (1, 1031), (4, 64)):
+        x = random(rng, (n, 3, 4, length, 1))
+        height = length - 6
+
+        def conv(f):
+            return sum(np.einsum("ngch,gfc->ngfh", f(x[:, :, :, k:k + height, 0].astype(np.float64)),
+                                 f(w[:, :, :, k, 0].astype(np.float64))) for k in range(7))[..., None]
+        got = exe["main"](x, w)
+        assert got.shape == (n, 3, 5, height, 1)
+        assert_matches(got, conv(lambda a: a), conv(np.abs))

@@ -68,6 +68,12 @@ def save_reproducer(source: str, options) -> str:
 _WEIGHTS_FILE = re.compile(re.escape(EXTERNAL_WEIGHTS_ATTR) + r' = \{file = "([^"\\]*)"')
 
 
+def external_weights_file(source: str) -> str | None:
+    """The file a module's weights live in (ir/weights.py), when its text names one."""
+    found = _WEIGHTS_FILE.search(source)
+    return found.group(1) if found else None
+
+
 def _with_own_weights(source: str, folder: Path) -> str:
     """A module whose weights live in a file (ir/weights.py; the torch front end's, removed after the
     compile) gets its own copy beside the reproducer (a hard link where the disk allows), named in it."""

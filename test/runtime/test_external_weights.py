@@ -96,3 +96,15 @@ def test_a_reproducer_keeps_its_own_weights(tmp_path, rng, monkeypatch):
     exe = ftuner_mlir.compile(replay, cache=False)
     x = random(rng, (3, K))
     assert_matches(exe(x), x.astype(np.float64) @ w + b, np.abs(x) @ np.abs(w) + np.abs(b))
+
+
+def test_other_weights_in_the_same_file_are_another_module(tmp_path, rng, monkeypatch):
+    """The text names the weights file, not its bytes: the module cache keys the file's digest too, so
+    the same text over new weights compiles again instead of returning the first weights' results."""
+    monkeypatch.setenv("FTUNER_CACHE_DIR", str(tmp_path / "cache"))
+    x = random(rng, (9, K))
+    for _ in range(2):
+        w, b = random(rng, (K, N)), random(rng, (N,))
+        out = ftuner_mlir.compile(_external(tmp_path, w, b))(x, out=poisoned((9, N)))
+        wide = x.astype(np.float64)
+        assert_matches(out, wide @ w + b, np.abs(wide) @ np.abs(w) + np.abs(b))

@@ -51,8 +51,22 @@ def request(source: Source, target, *, num_threads: int = 0, opt_level: int = 3,
     options = BuildOptions(target, num_threads, opt_level, mr, nr, tuning, profile, matmul_precision)
     tiles = [chosen_tile(target, dtype, mr, nr, tuning) for dtype in ("f32", "f64")]
     key = module_cache.key(source if source_key is None else source_key, options.to_json(), repr(tiles),
-                           cpu_identity(target))
+                           cpu_identity(target), _weights_digest(source) if source_key is None else "")
     return Request(source, options, key, isolate, cache, timeout_s, memory_mb)
+
+
+def _weights_digest(source) -> str:
+    """The digest of the file a module's text names for its weights (the text names it, not its bytes:
+    the same text over other weights is another module); "" when it names none or the file is missing
+    (the build then says so)."""
+    from ..digest import file_digest
+    from ..isolate import external_weights_file
+
+    path = external_weights_file(source) if isinstance(source, str) else None
+    try:
+        return file_digest(path) if path else ""
+    except OSError:
+        return ""
 
 
 def build(req: Request) -> Executable:

@@ -1,7 +1,14 @@
-"""linalg.generics that read only constants (GPT-2's iota over its static batch, say) are evaluated at
-compile time, with numpy, into a constant: their value is the same on every call. Only what is
-evaluated exactly is folded: static parallel generics of at most FOLD_MAX_ELEMENTS elements whose
-body uses the integer and float ops below; anything else stays code."""
+"""linalg.generics that read only constants (GPT-2's iota over its static batch, say; a batch norm's
+1 / sqrt(var + eps) per channel) are evaluated at compile time, with numpy, into a constant: their value
+is the same on every call. Only what is evaluated exactly is folded: static parallel generics of at most
+FOLD_MAX_ELEMENTS elements whose body uses the integer and float ops below (IEEE-exact in numpy as in
+the generated code: + - * / and sqrt are correctly rounded); anything else stays code. A `cf.assert`
+whose condition holds for every element is dropped with its generic; one that fails stays, to fail at
+run time with its message.
+
+Left unfolded, torch-mlir's batch norm (its reciprocal square root guarded by an assert that the root is
+not zero) was fused per channel into the 4-D elementwise loop, which the assert kept scalar, and left
+assert-only copies of it over the whole tensor: ResNet-50's batch norms took a third of its time."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,6 +27,10 @@ BINARY = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.mult
 CASTS = frozenset({"arith.index_cast", "arith.sitofp", "arith.extsi", "arith.trunci", "arith.extf", "arith.truncf"})
 SIGNED_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal,
                       "sgt": np.greater, "sge": np.greater_equal}
+UNARY = {"math.sqrt": np.sqrt, "arith.negf": np.negative, "math.absf": np.abs}
+# arith.cmpf: the ordered predicates are false where an operand is NaN, the unordered ones true
+FLOAT_COMPARISONS = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+                     "ge": np.greater_equal}
 
 
 class _NotFoldable(Exception):
@@ -94,10 +105,29 @@ def _evaluate(op) -> np.ndarray:
             out = SIGNED_COMPARISONS[predicate](*args)
         elif name == "arith.select":
             out = np.where(*args)
+        elif name in UNARY:
+            out = UNARY[name](args[0])
+        elif name == "arith.cmpf":
+            out = _compare_floats(inner, *args)
+        elif name == "cf.assert":
+            if not np.all(args[0]):
+                raise _NotFoldable("an assert that fails on these constants")
+            continue
         else:
             raise _NotFoldable(name)
         values[inner.results[0]] = np.asarray(out, _dtype(inner.results[0].type))
     raise _NotFoldable("no linalg.yield")
+
+
+def _compare_floats(op, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    predicate = arith.CmpFPredicate(ir.IntegerAttr(op.attributes["predicate"]).value).name.lower()
+    unordered = np.isnan(a) | np.isnan(b)
+    if predicate in ("ord", "uno"):
+        return ~unordered if predicate == "ord" else unordered
+    if predicate[1:] not in FLOAT_COMPARISONS or predicate[0] not in "ou":
+        raise _NotFoldable(f"arith.cmpf {predicate}")
+    holds = FLOAT_COMPARISONS[predicate[1:]](a, b)
+    return holds & ~unordered if predicate[0] == "o" else holds | unordered
 
 
 def _read(values: dict, value: ir.Value) -> np.ndarray:
@@ -115,7 +145,8 @@ def fold_constant_generics(module_op) -> None:
             if str(element) == "i1":
                 continue
             try:
-                value = _evaluate(op)
+                with np.errstate(all="ignore"):        # IEEE results (inf, nan) as the code would give
+                    value = _evaluate(op)
             except _NotFoldable:
                 continue
             with ir.InsertionPoint(op), op.location:

@@ -53,6 +53,7 @@ class LowerCpu(ModulePass):
                 loops.GeneralizeTransposes(target=t),
                 loops.FuseRowChains(target=t),
                 loops.ParallelizeGenerics(target=t, num_threads=threads),   # what row chains left, over the cores
+                loops.ComputeBranchesInOutputs(target=t),     # a result the parallel branch chose, in its out buffer
                 loops.VectorizeUKernels(target=t),
             ]),
             Phase("buffers", "bufferization, what needs buffers, OpenMP", [

@@ -108,6 +108,44 @@ def _convert(fn, ftype: ir.FunctionType, dispatches: set) -> None:
     fn.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
 
 
+def compute_branches_in_outputs(module_op) -> None:
+    """A result chosen by an scf.if (ftuner-parallelize-generics: a forall over the cores, or the plain op
+    for small sizes) whose branches both write into one tensor.empty is computed in its out buffer: the
+    empty-tensor elimination stops at the branch, and the result was allocated and then copied whole into
+    the out buffer (a batch norm + ReLU writing a function's output: 1 of its 2 ms)."""
+    for fn in public_functions(module_op):
+        for op in list(fn.regions[0].blocks[0].operations):
+            if op.name != "bufferization.materialize_in_destination":
+                continue
+            source, out = op.operands[0], op.operands[1]
+            branch = _through_casts(source)
+            if branch is None or branch.name != "scf.if" or not isinstance(out.type, ir.MemRefType):
+                continue
+            empty = _branch_destination(branch, ir.OpResult(look_through(source, {"tensor.cast"})).result_number)
+            if empty is not None and len([u for u in _live_uses(empty.results[0]) if u.owner.name != "tensor.dim"]) == 2:
+                _compute_in(out, empty)           # written by the two branches only (its sizes read anywhere)
+
+
+def _branch_destination(branch, index: int):
+    """The one tensor.empty both branches of `branch` write result `index` into, else None."""
+    found = {_written_into(block.operations[len(block.operations) - 1].operands[index])
+             for block in (branch.regions[0].blocks[0], branch.regions[1].blocks[0])}
+    empty = found.pop() if len(found) == 1 else None
+    return empty if empty is not None and empty.name == "tensor.empty" else None
+
+
+def _written_into(value: ir.Value):
+    """The op whose tensor `value` is computed into, through destination-passing ops (a linalg op's
+    outs, an scf.forall's shared_outs): a tensor.empty at the end of the chain, else what stopped it."""
+    owner = _through_casts(value)
+    while owner is not None and (owner.name == "scf.forall" or owner.name.startswith("linalg.")):
+        results = len(owner.results)
+        number = ir.OpResult(look_through(value, {"tensor.cast"})).result_number
+        value = owner.operands[len(owner.operands) - results + number]
+        owner = _through_casts(value)
+    return owner
+
+
 def drop_self_copies(module_op) -> None:
     """After bufferization: a result computed in its out buffer is then 'copied' onto itself (through a
     memref.cast, which canonicalization does not see through): the copy is dropped."""

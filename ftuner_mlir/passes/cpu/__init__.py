@@ -6,6 +6,6 @@ from .dispatch import ApproximateMath, FuseEpilogues, ReadHeadsInPlace, Recomput
 from .graph import ClampExtractIndices, DecomposeAggregates, DestinationAbi, DropUnusedResults, FoldConstantGenerics, SkipIdentityBroadcasts
 from .llvm import (AnnotateLlvmTarget, Bf16MemoryAsI16, CheckLlvmDialect, KeepOutOfLine, MergeIdenticalFunctions, OutlineLoopNests, RecordAbiTable,
                    ReportFailedAsserts, StoreI1AsI8, StridedCopiesAsLoops)
-from .loops import DecomposePads, FuseRowChains, GeneralizeTransposes, ParallelizeCopies, ParallelizeGenerics, ReshapesAsViews, VectorizeUKernels
+from .loops import DecomposePads, FuseRowChains, GeneralizeTransposes, ParallelizeCopies, ComputeBranchesInOutputs, ParallelizeGenerics, ReshapesAsViews, VectorizeUKernels
 
 PASSES = [cls for module in (graph, dispatch, loops, buffers, llvm) for cls in module.PASSES]

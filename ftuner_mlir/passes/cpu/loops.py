@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...lowering.graph import abi
 from ...lowering.loops import copies, pads, parallel_generics, reshapes, row_chains, transposes, ukernel_vectors
 from ..base import MAX_THREADS, ModulePass, option
 
@@ -74,5 +75,15 @@ class VectorizeUKernels(ModulePass):
         ukernel_vectors.vectorize_ukernels(module_op)
 
 
-PASSES = [ReshapesAsViews, DecomposePads, ParallelizeCopies, GeneralizeTransposes, FuseRowChains, ParallelizeGenerics,
+@dataclasses.dataclass(frozen=True)
+class ComputeBranchesInOutputs(ModulePass):
+    name = "ftuner-compute-branches-in-outputs"
+    summary = ("A function result chosen by an scf.if whose branches write one tensor.empty is computed in "
+               "its out buffer (no allocation and copy)")
+
+    def apply(self, module_op) -> None:
+        abi.compute_branches_in_outputs(module_op)
+
+
+PASSES = [ReshapesAsViews, DecomposePads, ParallelizeCopies, GeneralizeTransposes, FuseRowChains, ParallelizeGenerics, ComputeBranchesInOutputs,
           VectorizeUKernels]

@@ -1,6 +1,6 @@
 """The elementwise epilogue of an AMX dispatch, as vector code on each row strip of C.
 
-The tile pass emits a bf16 matmul on AMX as a placeholder (codegen/amx_matmul.py); when an elementwise
+The tile pass emits a bf16 matmul on AMX as a placeholder (codegen/bf16_matmul.py); when an elementwise
 consumer of its result is fused into it (lowering/dispatch/epilogues.py: a bias, GELU, a residual add), the
 placeholder's copy ends with that consumer as a 2-D generic on C, marked AMX_EPILOGUE_OP_ATTR, each
 of its other operands a column vector (a bias), a matrix of C's shape (a residual) or a scalar. On

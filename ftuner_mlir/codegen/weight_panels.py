@@ -33,7 +33,7 @@ def vnni_panels(weight_nk: np.ndarray, width: int = 16, k_step: int = 32) -> np.
     width] with half = K rounded up to k_step, over 2: panel p's row kp holds K rows 2kp and 2kp + 1 of
     columns p*width.. interleaved (B[2kp + e, p*width + c] at [p*half + kp, 2c + e]); zeros past N and K.
     A task's panels are then the contiguous rows from (its first column / width) * half on
-    (codegen/amx_matmul.py, `prepacked`)."""
+    (codegen/bf16_matmul.py, `prepacked`)."""
     n, k = weight_nk.shape
     count, half = -(-n // width), -(-k // k_step) * k_step // 2
     padded = np.zeros((2 * half, count * width), weight_nk.dtype)

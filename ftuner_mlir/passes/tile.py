@@ -10,7 +10,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import func, memref
 
-from ..codegen import amx_matmul, conv2d, gpu_matmul, weight_panels
+from ..codegen import bf16_matmul, conv2d, gpu_matmul, weight_panels
 from ..codegen.matmul import dispatch_name, emit_all
 from ..ir.attributes import AMX_ATTR, ATTR, GPU_ATTR
 from ..ir.build import cast
@@ -116,7 +116,7 @@ class Tile(ModulePass):
 
     def _rewrite_amx(self, module_op, present: set[str], op) -> None:
         """A bf16 matmul becomes a call to its AMX dispatch, a placeholder on tensors until bufferization
-        (codegen/amx_matmul.py; lowering/buffers/amx_bodies.py gives it its AMX body)."""
+        (codegen/bf16_matmul.py; lowering/buffers/amx_bodies.py gives it its AMX body)."""
         aset = _checked_set(op, AMX_ATTR, amx_set_from_attr, on_buffers=False)
         a, b, init = op.operands
         storage = _zero_fill_destination(init)
@@ -125,8 +125,8 @@ class Tile(ModulePass):
         half = None
         if packed is not None:          # a constant weight: VNNI panels once, here, not per call
             b, half = packed
-        callee = amx_matmul.dispatch_name(aset, storage is not None, half)
-        add_functions(module_op, present, callee, lambda: {callee: lambda: amx_matmul.emit_placeholder(
+        callee = bf16_matmul.dispatch_name(aset, storage is not None, half)
+        add_functions(module_op, present, callee, lambda: {callee: lambda: bf16_matmul.emit_placeholder(
             aset, storage is not None, half)}, op.location)
         self._call(op, callee, [a, b, init if storage is None else storage])
         if packed is not None:

@@ -1,7 +1,7 @@
 """The bf16 matmul uKernel space on the CPU's bf16 engines, AMX or AVX512-BF16 (plain Python, no MLIR).
 
 Both engines multiply bf16 pairs into fp32 and read B in the same VNNI panels (16 columns, each K pair
-interleaved: 64 bytes a panel row), so one dispatch serves both (codegen/amx_matmul.py); they differ in
+interleaved: 64 bytes a panel row), so one dispatch serves both (codegen/bf16_matmul.py); they differ in
 the register block that covers C and in how C's rows are composed.
 
 AVX512-BF16's `vdpbf16ps` adds the products of 16 bf16 pairs to 16 fp32 lanes: an FMA that consumes two

@@ -1,6 +1,6 @@
 """Give each AMX dispatch its body once it is on buffers.
 
-The tile pass calls a placeholder for a bf16 matmul on AMX (codegen/amx_matmul.py): a function whose
+The tile pass calls a placeholder for a bf16 matmul on AMX (codegen/bf16_matmul.py): a function whose
 body is the op itself, so the tensor passes and one-shot bufferization see plain semantics. After
 bufferization its arguments are buffers (A, B, C; the result, C itself, dropped), and AMX tiles load
 from and store to buffers: its body is replaced here by the AMX code, and the functions that code
@@ -62,7 +62,7 @@ def _epilogue(fn, emit):
 
 
 def build_amx_bodies(module_op, emit) -> None:
-    """`emit`: the AMX emitter (codegen/amx_matmul, handed down by the pass: lowering sits below codegen).
+    """`emit`: the AMX emitter (codegen/bf16_matmul, handed down by the pass: lowering sits below codegen).
     A module with AMX code of any origin is marked USES_AMX_ATTR."""
     present = symbols(module_op)
     for fn in [f for f in functions(module_op) if AMX_ATTR in f.attributes]:

@@ -22,7 +22,7 @@ from ...ir.walk import defining_op, functions, walk
 
 def dispatch_functions(module_op) -> dict:
     """name -> function, of every matmul dispatch an epilogue can join: the vector dispatches and, on
-    tensors, the AMX placeholders (codegen/amx_matmul.py)."""
+    tensors, the AMX placeholders (codegen/bf16_matmul.py)."""
     return {ir.StringAttr(fn.attributes["sym_name"]).value: fn for fn in functions(module_op)
             if DISPATCH_ATTR in fn.attributes or AMX_ATTR in fn.attributes}
 

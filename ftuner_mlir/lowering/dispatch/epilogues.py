@@ -267,7 +267,7 @@ _AMX_MAPS = {COLUMN: "(d0, d1) -> (d1)", FULL: "(d0, d1) -> (d0, d1)", SCALAR: "
 
 
 def _add_amx_epilogue(fn, epilogue: Epilogue, name: str):
-    """A copy of AMX placeholder `fn` (codegen/amx_matmul.py: on tensors its body is the matmul itself)
+    """A copy of AMX placeholder `fn` (codegen/bf16_matmul.py: on tensors its body is the matmul itself)
     with the epilogue as a 2-D generic on the result, marked AMX_EPILOGUE_OP_ATTR: the body the AMX code
     on buffers runs on each row strip once its reduction is done (lowering/buffers/amx_bodies.py). An epilogue
     with a bf16 result (_narrows) makes C, the argument and the result, bf16: the product is then an

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...codegen import amx_matmul
+from ...codegen import bf16_matmul
 from ...lowering.buffers import amx_bodies, expand_shapes, pipelines, profile, reshape_copies
 from ...lowering.dispatch import dispatch_calls
 from ...lowering.graph import abi
@@ -26,7 +26,7 @@ class BuildAmxBodies(ModulePass):
     summary = "AMX dispatch placeholders given their tile code (row strips, VNNI packs, epilogues)"
 
     def apply(self, module_op) -> None:
-        amx_bodies.build_amx_bodies(module_op, amx_matmul)
+        amx_bodies.build_amx_bodies(module_op, bf16_matmul)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,20 +1,22 @@
-"""Emit the AMX dispatch of a bf16 matmul (bf16 A and B, fp32 accumulation into an fp32 C).
+"""Emit the bf16 dispatch of a matmul (bf16 A and B, fp32 accumulation into an fp32 C) for the target's
+bf16 engine: AMX tiles or AVX512-BF16 vectors (ukernel/bf16_space.py; the set's `engine`).
 
-Two stages, because AMX tiles are loaded from and stored to buffers:
+Two stages, because AMX tiles are loaded from and stored to buffers (the AVX512-BF16 code shares them):
 - on tensors (passes/tile.py), `emit_placeholder`: a dispatch function whose body is the op itself (a
   zero fill when C starts at zero, then the `linalg.matmul`), so the tensor passes and bufferization
   see plain, correct semantics;
 - on buffers (lowering/buffers/amx_bodies.py, right after bufferization), `build_body`: that body replaced by
-  the AMX code, built from the set in the function's attribute.
+  the engine's code, built from the set in the function's attribute.
 
-The AMX code runs an `scf.forall` over blocks (ukernel.bf16_space.block_shape: column blocks whose B,
+The code runs an `scf.forall` over blocks (ukernel.bf16_space.block_shape: column blocks whose B,
 packed for the whole K, stays in L2), each task with packs of its own: B's block packed into VNNI
 panels of 16 columns (`emit_pack`: panel row r holds K rows 2r and 2r + 1 interleaved; rows past K and
 columns past N are zeros), A's last partial K step (K % 32 columns) copied into a zero-padded 32-wide
 tail, then one function per row-strip size (`emit_rows`) covers its rows: body strips of the set's
-column tiles, the binary rest of full panels, then the edge panel through a scratch tile, each C tile
-holding the whole reduction (C is written once). A row strip function holds tiles of one shape, so
-LLVM configures the tiles once per call (`ldtilecfg`).
+column tiles, the binary rest of full panels, then the edge panel, each C block holding the reduction
+of a K chunk. The kernels: `_tile_kernel` (AMX: C tiles, the edge panel through a scratch tile; a row
+strip function holds tiles of one shape, so LLVM configures the tiles once per call, `ldtilecfg`) and
+`_vector_kernel` (AVX512-BF16: fp32 accumulator vectors, `vdpbf16ps` per K pair, the edge under a mask).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ import dataclasses
 
 import ml_dtypes
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import arith, linalg, tensor
 
 from ..ir.attributes import AMX_ATTR, ATTR, GPU_ATTR
 from ..ir.build import collapse_shape, dim, expand_shape, extract_slice, family_matmul, insert_slice, widen
@@ -47,7 +47,7 @@ class SelectUKernels(ModulePass):
         target = self.resolved_target()
         if target.kind == "gpu":
             return self.run_gpu(module_op, target)
-        for rewrite in (conv1d_as_conv2d, grouped_conv_as_convs):     # each may erase the op it rewrites
+        for rewrite in (conv1d_as_conv2d, grouped_conv_as_convs, depthwise_as_taps):   # each may erase its op
             for op in list(walk(module_op)):
                 rewrite(op)
         for op in list(walk(module_op)):
@@ -162,6 +162,66 @@ def grouped_conv_as_convs(op) -> None:
             result = _insert_group(conv, result, g)
     op.results[0].replace_all_uses_with(result)
     op.operation.erase()
+
+
+MAX_TAPS = 121           # a depthwise window up to 11 x 11 is unrolled into taps
+
+
+def depthwise_as_taps(op) -> None:
+    """`linalg.depthwise_conv_2d_nchw_chw` (ConvNeXt's 7x7 depthwise conv) becomes one elementwise
+    generic over the output: acc + the sum over the window's taps of a shifted view of the input times
+    the tap's weight per channel (a unit-stride view and a per-channel broadcast each), summed a window
+    row at a time. The pipeline vectorizes that along the width; the named op ran as a naive loop nest
+    (a [4, 96, 56, 56] 7x7 depthwise conv: 37 ms, torch 2.5 ms). Unit strides; any dilation."""
+    if op.operation.name != "linalg.depthwise_conv_2d_nchw_chw" or len(op.results) != 1 \
+            or not all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+        return
+    x, k, acc = op.operands
+    channels, kh, kw = ir.RankedTensorType(k.type).shape
+    strides, dilations = ([int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+                          for name in ("strides", "dilations"))
+    if strides != [1, 1] or not (0 < kh and 0 < kw and kh * kw <= MAX_TAPS):
+        return
+    t = ir.RankedTensorType(acc.type)
+    with ir.InsertionPoint(op), op.location:
+        sizes, inputs = _sizes(acc), []
+        for i in range(kh):
+            for j in range(kw):
+                inputs.append(extract_slice(x, [0, 0, i * dilations[0], j * dilations[1]], sizes, t))
+                inputs.append(extract_slice(k, [0, i, j], [channels, 1, 1],
+                                            ir.RankedTensorType.get([channels, 1, 1], t.element_type)))
+        result = _sum_of_taps(inputs, acc, kh, kw)
+    op.results[0].replace_all_uses_with(result)
+    op.operation.erase()
+
+
+def _sum_of_taps(inputs: list, acc: ir.Value, kh: int, kw: int) -> ir.Value:
+    """acc + sum over taps of view x weight: one parallel generic, a partial sum per window row. acc is an
+    input, the result a fresh tensor: a generic that reads its output stays a scalar loop."""
+    d = [ir.AffineExpr.get_dim(i) for i in range(4)]
+    zero = ir.AffineExpr.get_constant(0)
+    view, weight = ir.AffineMap.get(4, 0, d), ir.AffineMap.get(4, 0, [d[1], zero, zero])
+    maps = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [view, weight] * (kh * kw) + [view, view]])
+    parallel = ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * 4)
+    t = ir.RankedTensorType(acc.type)
+    fresh = tensor.EmptyOp([s if isinstance(s, int) else s for s in _sizes(acc)], t.element_type).result
+    generic = linalg.GenericOp([acc.type], inputs + [acc], [fresh], maps, parallel)
+    block = generic.regions[0].blocks.append(*([t.element_type] * (len(inputs) + 2)))
+    with ir.InsertionPoint(block):
+        args = list(block.arguments)
+        rows = []
+        for i in range(kh):
+            products = [arith.MulFOp(args[2 * n], args[2 * n + 1]).result for n in range(i * kw, (i + 1) * kw)]
+            rows.append(_sum(products))
+        linalg.YieldOp([_sum([args[-2]] + rows)])
+    return generic.result
+
+
+def _sum(values: list) -> ir.Value:
+    total = values[0]
+    for v in values[1:]:
+        total = arith.AddFOp(total, v).result
+    return total
 
 
 def _sizes(value: ir.Value) -> list:

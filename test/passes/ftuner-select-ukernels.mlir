@@ -120,3 +120,22 @@ func.func @grouped(%x: tensor<?x3x4x?x1xf32>, %w: tensor<3x6x4x5x1xf32>, %acc: t
       ins(%dx, %dw : tensor<?x8x1x?x1xf32>, tensor<8x1x1x3x1xf32>) outs(%dacc : tensor<?x8x1x?x1xf32>) -> tensor<?x8x1x?x1xf32>
   return %r, %d : tensor<?x3x6x?x1xf32>, tensor<?x8x1x?x1xf32>
 }
+
+// A depthwise conv becomes one parallel generic: the accumulator plus, per tap of the window, a view of
+// the input shifted by the tap (times the dilation) times the tap's weight per channel; the accumulator
+// is an input and the result a fresh tensor (a generic that reads its output is not vectorized).
+// AVX512-LABEL: func.func @depthwise(
+// AVX512:         tensor.extract_slice %arg0[0, 0, 0, 0] [%{{.*}}, 4, %{{.*}}, %{{.*}}] [1, 1, 1, 1]
+// AVX512:         tensor.extract_slice %arg1[0, 0, 0] [4, 1, 1] [1, 1, 1] : tensor<4x2x3xf32> to tensor<4x1x1xf32>
+// AVX512:         tensor.extract_slice %arg0[0, 0, 0, 2] [%{{.*}}, 4, %{{.*}}, %{{.*}}] [1, 1, 1, 1]
+// AVX512:         tensor.extract_slice %arg0[0, 0, 2, 4] [%{{.*}}, 4, %{{.*}}, %{{.*}}] [1, 1, 1, 1]
+// AVX512:         tensor.extract_slice %arg1[0, 1, 2] [4, 1, 1] [1, 1, 1] : tensor<4x2x3xf32> to tensor<4x1x1xf32>
+// AVX512:         %[[E:.+]] = tensor.empty
+// AVX512:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins({{.*}}, %arg2 : {{.*}}) outs(%[[E]] :
+// AVX512-COUNT-6:   arith.mulf
+// AVX512-NOT:     linalg.depthwise_conv_2d_nchw_chw
+func.func @depthwise(%x: tensor<?x4x?x?xf32>, %w: tensor<4x2x3xf32>, %acc: tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32> {
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x4x?x?xf32>, tensor<4x2x3xf32>) outs(%acc : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  return %r : tensor<?x4x?x?xf32>
+}

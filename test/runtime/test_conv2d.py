@@ -235,3 +235,43 @@ def test_grouped_conv_is_a_conv2d_per_group(rng):
         got = exe["main"](x, w)
         assert got.shape == (n, 3, 5, height, 1)
         assert_matches(got, conv(lambda a: a), conv(np.abs))
+
+
+DEPTHWISE = """
+func.func @main(%x: tensor<?x6x?x?xf32>, %w: tensor<6x3x5xf32>, %b: tensor<6xf32>) -> tensor<?x6x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %n = tensor.dim %x, %c0 : tensor<?x6x?x?xf32>
+  %h = tensor.dim %x, %c2 : tensor<?x6x?x?xf32>
+  %w_ = tensor.dim %x, %c3 : tensor<?x6x?x?xf32>
+  %oh = arith.subi %h, %c4 : index
+  %ow = arith.subi %w_, %c8 : index
+  %e = tensor.empty(%n, %oh, %ow) : tensor<?x6x?x?xf32>
+  %acc = linalg.broadcast ins(%b : tensor<6xf32>) outs(%e : tensor<?x6x?x?xf32>) dimensions = [0, 2, 3]
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<?x6x?x?xf32>, tensor<6x3x5xf32>) outs(%acc : tensor<?x6x?x?xf32>) -> tensor<?x6x?x?xf32>
+  return %r : tensor<?x6x?x?xf32>
+}
+"""
+
+
+def test_depthwise_conv_is_a_sum_of_shifted_views(rng):
+    """A depthwise conv (6 channels, a 3x5 window, dilation 2, a bias as its accumulator) as one
+    elementwise sum over its taps, vectorized along the width: batch, height and width dynamic, sizes never
+    seen at build time (the smallest, odd, prime, wider than a vector), against float64."""
+    exe = ftuner_mlir.compile(DEPTHWISE)           # the rewrite's IR: test/passes/ftuner-select-ukernels.mlir
+    w, b = random(rng, (6, 3, 5)), random(rng, (6,))
+    for n, h, width in ((1, 5, 9), (2, 7, 26), (3, 13, 41), (1, 37, 97)):
+        x = random(rng, (n, 6, h, width))
+        oh, ow = h - 4, width - 8
+
+        def conv(f):
+            taps = sum(f(x[:, :, 2 * i:2 * i + oh, 2 * j:2 * j + ow].astype(np.float64))
+                       * f(w[None, :, i, j, None, None].astype(np.float64)) for i in range(3) for j in range(5))
+            return taps + f(b[None, :, None, None].astype(np.float64))
+        got = exe["main"](x, w, b)
+        assert got.shape == (n, 6, oh, ow)
+        assert_matches(got, conv(lambda a: a), conv(np.abs))

@@ -141,20 +141,6 @@ def amx_peak(target, repeats: int = 15) -> float:
     return 2.0 * 16 * 16 * 32 * AMX_CHAINS * steps.size / t / 1e9
 
 
-def dot_peak(target, repeats: int = 15) -> float:
-    """bf16 GFLOP/s of one core's AVX512-BF16 (vdpbf16ps: 16 lanes x 2 products), compiled sequential."""
-    import ftuner_mlir
-
-    count = chains(target)
-    kernel = ftuner_mlir.compile(fma_kernel(16, count, dot=True), target, num_threads=1)
-    x = np.zeros((1, 16), np.float32)
-    steps = np.empty(1_000_000, np.float32)
-    out = kernel(x, steps)
-    assert np.allclose(out, count * steps.size * 2 * DOT_OPERAND ** 2), "the dot peak kernel computed a wrong result"
-    t = _best_of(lambda: kernel(x, steps), repeats)
-    return 2.0 * 2 * 16 * count * steps.size / t / 1e9
-
-
 def bf16_peak(target, repeats: int = 15) -> tuple[str, float]:
     """(engine, GFLOP/s) of one core's bf16 matmul engine: AMX, AVX512-BF16, or the fp32 FMAs bf16 is
     widened for (bf16.engine_in_use)."""
@@ -164,7 +150,7 @@ def bf16_peak(target, repeats: int = 15) -> tuple[str, float]:
     if engine == "amx":
         return "AMX bf16", amx_peak(target, repeats)
     if engine == "avx512_bf16":
-        return "AVX512-BF16", dot_peak(target, repeats)
+        return "AVX512-BF16", fma_peak(target, 1, repeats, dot=True)
     return "FMA (bf16 widened)", fma_peak(target, 1, repeats)
 
 
@@ -194,18 +180,23 @@ def _timed(fn) -> float:
     return time.perf_counter() - t0
 
 
-def fma_peak(target, cores: int, repeats: int = 15) -> float:
+def fma_peak(target, cores: int, repeats: int = 15, dot: bool = False) -> float:
     """fp32 GFLOP/s of register-resident FMA chains on `cores` cores (one task each): with one core, the
-    code is compiled sequential (num_threads=1), as the single-threaded kernels are."""
+    code is compiled sequential (num_threads=1), as the single-threaded kernels are. With `dot`, bf16
+    GFLOP/s of AVX512-BF16 dot-product chains instead (a vdpbf16ps: two products a lane), checked
+    against their exact sum."""
     import ftuner_mlir
 
     lanes = target.lanes(32)
     count = chains(target)
-    fma = ftuner_mlir.compile(fma_kernel(lanes, count), target, num_threads=1 if cores == 1 else 0)
-    x = np.random.default_rng(0).random((cores, lanes), dtype=np.float32)
+    kernel = ftuner_mlir.compile(fma_kernel(lanes, count, dot), target, num_threads=1 if cores == 1 else 0)
+    x = np.zeros((cores, lanes), np.float32) if dot else np.random.default_rng(0).random((cores, lanes), dtype=np.float32)
     steps = np.empty(2_000_000, np.float32)
-    t = _best_of(lambda: fma(x, steps), repeats)
-    return 2.0 * cores * steps.size * count * lanes / t / 1e9
+    if dot:
+        assert np.allclose(kernel(x, steps), count * steps.size * 2 * DOT_OPERAND ** 2), \
+            "the dot peak kernel computed a wrong result"
+    t = _best_of(lambda: kernel(x, steps), repeats)
+    return 2.0 * (2 if dot else 1) * cores * steps.size * count * lanes / t / 1e9
 
 
 def measure(target, repeats: int = 15, bf16: bool = False) -> MachineLimits:

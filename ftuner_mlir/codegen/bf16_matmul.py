@@ -28,7 +28,7 @@ from mlir.dialects import arith, func, linalg, memref, scf, vector
 from ..ir import amx, x86vector
 from ..ir.attributes import AMX_ATTR, AMX_PACK_ATTR, AMX_PREPACKED_ATTR, AMX_ROWS_ATTR, ZERO_INIT_ATTR
 from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
-                        tensor_type)
+                        tensor_type, zero_vector)
 from ..ir.codecs import amx_set_to_attr
 from ..ukernel.bf16_space import K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape
 from ..ukernel.cover import TASKS_PER_CORE, strip_bounds
@@ -303,6 +303,7 @@ def _tile_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at,
             line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
             _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
 
+
 def _vector_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at, p, count, edge, s0, s1, first, last):
     """AVX512-BF16: C rows row_at[0].. + `rows` x panels p..p+count held in rows x count fp32 vectors,
     over the K steps [s0, s1) and the tail step when `last` (C starts at zero when `zero` and `first`).
@@ -316,7 +317,7 @@ def _vector_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_a
 
     def load_c():
         return [_read(N_TILE, _f32(), o.c, place, mask) for place in places]
-    accs = if_else(first, [f32_vector] * len(places), lambda: [_zeros(f32_vector)] * len(places), load_c) \
+    accs = if_else(first, [f32_vector] * len(places), lambda: [zero_vector(f32_vector)] * len(places), load_c) \
         if zero else load_c()
     panel_row = [arith.MulIOp(_add(p, index(q)) if q else p, o.half).result for q in range(count)]
 
@@ -338,11 +339,6 @@ def _vector_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_a
                    lambda: accs)
     for acc, place in zip(accs, places):
         _write(acc, o.c, place, mask)
-
-
-def _zeros(vector_type: ir.VectorType) -> ir.Value:
-    return arith.ConstantOp(vector_type, ir.DenseElementsAttr.get_splat(
-        vector_type, ir.FloatAttr.get(vector_type.element_type, 0.0))).result
 
 
 def _broadcast_pair(a: ir.Value, indices) -> ir.Value:

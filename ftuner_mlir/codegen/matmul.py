@@ -27,7 +27,7 @@ from mlir.dialects import arith, func, linalg, scf, tensor, vector
 from ..ir.attributes import DISPATCH_ATTR, MASKED_UKERNEL_ATTR, PACK_ATTR, ROWS_ATTR, SET_ATTR, UKERNEL_ATTR, UNROLL_K_ATTR, ZERO_INIT_ATTR
 from ..ir.build import (cmp, dim, element_type, extract_slice, float_constant, for_loop, if_else, index,
                         insert_slice, parallel_insert_slice, private_function, read_vector, tensor_type,
-                        write_vector)
+                        write_vector, zero_vector)
 from ..families.matmul import HeadViews
 from ..ir.codecs import ukernel_set_to_attr
 from ..ukernel.cover import MASKED, IntArith, block_shape, strip_bounds
@@ -151,7 +151,7 @@ def emit_masked_ukernel(rows: int, width: int, dtype: str, zero: bool = False, c
         mask = vector.CreateMaskOp(ir.VectorType.get([lanes], ir.IntegerType.get_signless(1)), [live]).result
         masks = [None] * (vectors - 1) + [mask]  # the last vector is the masked one
         row_index = [index(i) for i in range(rows)]
-        zeros = arith.ConstantOp(vec, ir.DenseElementsAttr.get_splat(vec, ir.FloatAttr.get(el, 0.0))).result
+        zeros = zero_vector(vec)
         init = [zeros] * count if zero else [read_vector(vec, c, [row_index[r], offsets[v]], pad, masks[v]) for r, v in tiles]
 
         def steps(kk, accs):

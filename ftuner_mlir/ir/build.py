@@ -33,6 +33,12 @@ def float_constant(element: ir.Type, value: float = 0.0) -> ir.Value:
     return arith.ConstantOp(element, ir.FloatAttr.get(element, value)).result
 
 
+def zero_vector(vector_type: ir.VectorType) -> ir.Value:
+    """An `arith.constant` of float vector type `vector_type`, all zeros."""
+    return arith.ConstantOp(vector_type, ir.DenseElementsAttr.get_splat(
+        vector_type, ir.FloatAttr.get(vector_type.element_type, 0.0))).result
+
+
 def loop_extent(op, loop: int) -> ir.Value:
     """The extent of a linalg op's loop `loop`, read from the first operand its indexing map reads with
     that plain dim (a constant when that dim of the operand is static)."""
@@ -207,9 +213,13 @@ def with_element(t: ir.Type, element: ir.Type) -> ir.RankedTensorType:
 
 def empty_like(value: ir.Value, element: ir.Type) -> ir.Value:
     """A tensor.empty of `element` with `value`'s shape (its dynamic sizes read from `value`)."""
+    return tensor.EmptyOp(sizes(value), element).result
+
+
+def sizes(value: ir.Value) -> list:
+    """Each dim of a ranked tensor: its size, or a tensor.dim where it is dynamic."""
     shape = ir.RankedTensorType(value.type).shape
-    sizes = [s if s != DYNAMIC else tensor.DimOp(value, index(d)).result for d, s in enumerate(shape)]
-    return tensor.EmptyOp(sizes, element).result
+    return [s if s != DYNAMIC else dim(value, d) for d, s in enumerate(shape)]
 
 
 def view_on(op, source: ir.Value) -> ir.Value:

@@ -5,9 +5,9 @@ taps (vectorized by the row code). Left as they were, each ran as a naive loop n
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg
 
-from ...ir.build import collapse_shape, dim, expand_shape, extract_slice, insert_slice
+from ...ir.build import collapse_shape, empty_like, expand_shape, extract_slice, insert_slice, sizes
 from ...ir.walk import walk
 
 
@@ -84,10 +84,10 @@ def depthwise_as_taps(op) -> None:
         return
     t = ir.RankedTensorType(acc.type)
     with ir.InsertionPoint(op), op.location:
-        sizes, inputs = _sizes(acc), []
+        extent, inputs = sizes(acc), []
         for i in range(kh):
             for j in range(kw):
-                inputs.append(extract_slice(x, [0, 0, i * dilations[0], j * dilations[1]], sizes, t))
+                inputs.append(extract_slice(x, [0, 0, i * dilations[0], j * dilations[1]], extent, t))
                 inputs.append(extract_slice(k, [0, i, j], [channels, 1, 1],
                                             ir.RankedTensorType.get([channels, 1, 1], t.element_type)))
         result = _sum_of_taps(inputs, acc, kh, kw)
@@ -104,8 +104,7 @@ def _sum_of_taps(inputs: list, acc: ir.Value, kh: int, kw: int) -> ir.Value:
     maps = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in [view, weight] * (kh * kw) + [view, view]])
     parallel = ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * 4)
     t = ir.RankedTensorType(acc.type)
-    fresh = tensor.EmptyOp([s if isinstance(s, int) else s for s in _sizes(acc)], t.element_type).result
-    generic = linalg.GenericOp([acc.type], inputs + [acc], [fresh], maps, parallel)
+    generic = linalg.GenericOp([acc.type], inputs + [acc], [empty_like(acc, t.element_type)], maps, parallel)
     block = generic.regions[0].blocks.append(*([t.element_type] * (len(inputs) + 2)))
     with ir.InsertionPoint(block):
         args = list(block.arguments)
@@ -124,32 +123,26 @@ def _sum(values: list) -> ir.Value:
     return total
 
 
-def _sizes(value: ir.Value) -> list:
-    """Each dim of a ranked tensor: its size, or a tensor.dim where dynamic."""
-    shape = ir.RankedTensorType(value.type).shape
-    return [size if size != ir.ShapedType.get_dynamic_size() else dim(value, axis) for axis, size in enumerate(shape)]
-
-
 def _group_slice(value: ir.Value, g: int, axis: int) -> ir.Value:
     """Group g of a 5-D operand, its group dim (`axis`) merged into its neighbour: a unit slice viewed
     without it (the shape checks follow collapses, not rank-reducing slices)."""
     t = ir.RankedTensorType(value.type)
-    sizes, offsets = _sizes(value), [0] * 5
-    sizes[axis], offsets[axis] = 1, g
+    extent, offsets = sizes(value), [0] * 5
+    extent[axis], offsets[axis] = 1, g
     shape = list(t.shape)
     shape[axis] = 1
-    piece = extract_slice(value, offsets, sizes, ir.RankedTensorType.get(shape, t.element_type))
+    piece = extract_slice(value, offsets, extent, ir.RankedTensorType.get(shape, t.element_type))
     return collapse_shape(piece, [[0, 1], [2], [3], [4]])
 
 
 def _insert_group(conv: ir.Value, dest: ir.Value, g: int) -> ir.Value:
     """`conv` [N, F, OH, OW] as group g of `dest` [N, G, F, OH, OW]."""
-    sizes = _sizes(conv)
-    piece = expand_shape(conv, [[0, 1], [2], [3], [4]], [sizes[0], 1, *sizes[1:]])
-    return insert_slice(piece, dest, [0, g, 0, 0, 0], [sizes[0], 1, *sizes[1:]])
+    n, *rest = sizes(conv)
+    piece = expand_shape(conv, [[0, 1], [2], [3], [4]], [n, 1, *rest])
+    return insert_slice(piece, dest, [0, g, 0, 0, 0], [n, 1, *rest])
 
 
 def _unit_height(value: ir.Value) -> ir.Value:
     """[a, b, w] viewed as [a, b, 1, w]."""
-    a, b, w = _sizes(value)
+    a, b, w = sizes(value)
     return expand_shape(value, [[0], [1], [2, 3]], [a, b, 1, w])

@@ -43,6 +43,14 @@ def defining_op(value):
     return None if isinstance(owner, ir.Block) else owner.operation
 
 
+def ancestor_in(op, block: ir.Block):
+    """The op of `block` that is `op` or holds it in a region (None when `op` is not inside `block`)."""
+    op = op.operation
+    while op is not None and op.block != block:
+        op = op.parent
+    return op
+
+
 def look_through(value: ir.Value, op_names) -> ir.Value:
     """`value` past every op named in `op_names` that defines it from its first operand (casts, views)."""
     while (owner := defining_op(value)) is not None and owner.name in op_names:

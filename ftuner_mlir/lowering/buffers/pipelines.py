@@ -7,10 +7,15 @@ from ...ir.attributes import DISPATCH_ATTR
 from ...ir.walk import functions, walk
 
 
+def before_bufferize_pipeline() -> list[str]:
+    """Clean-ups, then the empty tensors that can become their destinations' slices do."""
+    return ["canonicalize", "cse", "eliminate-empty-tensors"]
+
+
 def bufferize_pipeline() -> list[str]:
     """Tensors to buffers; private functions keep strided layouts so subviews pass without copies."""
     return [
-        "canonicalize", "cse", "eliminate-empty-tensors", "empty-tensor-to-alloc-tensor",
+        "empty-tensor-to-alloc-tensor",
         "one-shot-bufferize{bufferize-function-boundaries=1 "
         "function-boundary-type-conversion=fully-dynamic-layout-map}",
         "drop-equivalent-buffer-results",

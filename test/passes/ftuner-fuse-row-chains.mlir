@@ -66,6 +66,55 @@ func.func @layer_norm(%x: tensor<?x?xf32>, %gamma: tensor<?xf32>) -> (tensor<?x?
   return %y, %mean : tensor<?x?xf32>, tensor<?x1xf32>
 }
 
+// A masked softmax (BERT's attention): the mask is over fewer rows ([B, 1, T, S], made by a row op of
+// its own that something else also reads); the scaled, masked scores join the softmax's loop, which
+// reads each row's slice of the mask instead of a masked copy of the scores.
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#bcast = affine_map<(d0, d1, d2, d3) -> (d0, 0, d2, d3)>
+#scalar = affine_map<(d0, d1, d2, d3) -> ()>
+func.func @masked_softmax(%a: tensor<?x4x?x?xf32>, %keep: tensor<?x1x?x?xi8>) -> (tensor<?x4x?x?xf32>, tensor<?x1x?x?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %scale = arith.constant 0.125 : f32
+  %ninf = arith.constant dense<0xFF800000> : tensor<f32>
+  %b = tensor.dim %a, %c0 : tensor<?x4x?x?xf32>
+  %t = tensor.dim %a, %c2 : tensor<?x4x?x?xf32>
+  %s = tensor.dim %a, %c3 : tensor<?x4x?x?xf32>
+  %zero = arith.constant 0 : i8
+  %em = tensor.empty(%b, %t, %s) : tensor<?x1x?x?xi1>
+  %drop = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%keep : tensor<?x1x?x?xi8>) outs(%em : tensor<?x1x?x?xi1>) {
+  ^bb0(%k: i8, %o: i1):
+    %r = arith.cmpi eq, %k, %zero : i8
+    linalg.yield %r : i1
+  } -> tensor<?x1x?x?xi1>
+  %e = tensor.empty(%b, %t, %s) : tensor<?x4x?x?xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.mulf %v, %scale : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x?xf32>
+  %masked = linalg.generic {indexing_maps = [#bcast, #scalar, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%drop, %ninf, %scaled : tensor<?x1x?x?xi1>, tensor<f32>, tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) {
+  ^bb0(%d: i1, %n: f32, %v: f32, %o: f32):
+    %r = arith.select %d, %n, %v : f32
+    linalg.yield %r : f32
+  } -> tensor<?x4x?x?xf32>
+  %r = linalg.softmax dimension(3) ins(%masked : tensor<?x4x?x?xf32>) outs(%e : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %one = arith.constant 1.0 : f32
+  %nought = arith.constant 0.0 : f32
+  %ed = tensor.empty(%b, %t, %s) : tensor<?x1x?x?xf32>
+  %dropped = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%drop : tensor<?x1x?x?xi1>) outs(%ed : tensor<?x1x?x?xf32>) {
+  ^bb0(%d: i1, %o: f32):
+    %v = arith.select %d, %one, %nought : f32
+    linalg.yield %v : f32
+  } -> tensor<?x1x?x?xf32>
+  return %r, %dropped : tensor<?x4x?x?xf32>, tensor<?x1x?x?xf32>
+}
+
 // CHECK-LABEL: func.func @softmax(
 // CHECK:         %[[BIG:.+]] = arith.cmpi uge, %{{.*}}, %c32768{{.*}} : index
 // CHECK:         scf.if %[[BIG]] -> (tensor<?x4x?x?xf32>) {
@@ -103,3 +152,16 @@ func.func @layer_norm(%x: tensor<?x?xf32>, %gamma: tensor<?xf32>) -> (tensor<?x?
 // CHECK-COUNT-4:   linalg.generic {{.*}}ftuner.row_chain
 // CHECK-NOT:     linalg.generic
 // CHECK:         return
+// CHECK-LABEL: func.func @masked_softmax(
+// CHECK:         %[[DROP:.+]] = linalg.generic {{.*}} ins(%arg1 : tensor<?x1x?x?xi8>)
+// CHECK:         scf.if %{{.*}} -> (tensor<?x4x?x?xf32>) {
+// CHECK:           scf.forall (%[[B:.+]], %{{.*}}, %[[T:.+]]) in
+// CHECK:             tensor.extract_slice %[[DROP]][%[[B]], 0, %[[T]], 0] [1, 1, 1, %{{.*}}] {{.*}} to tensor<1x1x1x?xi1>
+// CHECK:             arith.mulf
+// CHECK-NEXT:        arith.select
+// CHECK:             vector.reduction <maxnumf>
+// CHECK:             vector.reduction <add>
+// CHECK:             scf.forall.in_parallel
+// CHECK:         } else {
+// CHECK-COUNT-5:   linalg.generic {{.*}}ftuner.row_chain
+// CHECK:           scf.yield

@@ -51,6 +51,20 @@ def test_softmax_with_masked_entries(exe, rng):
     assert np.isfinite(got[others]).all()
 
 
+@pytest.mark.parametrize("batch, t, s", [(1, 3, 1), (2, 33, 17), (3, 64, 131), (16, 40, 119)])
+def test_masked_softmax_reads_the_mask_per_row(exe, rng, batch, t, s):
+    """Scores scaled, masked where a [B, 1, T, S] mask (shared by the heads) drops them, then softmax:
+    dropped entries get probability 0, the rest match float64; the dropped entries are a result too."""
+    x = 4 * random(rng, (batch, 4, t, s))
+    keep = rng.random((batch, 1, t, s)) < 0.7
+    keep[..., 0] = True                 # a row of only dropped entries is NaN (as in torch)
+    got, dropped = exe["masked_softmax"](x, keep.astype(np.int8), out=(poisoned(x.shape), poisoned(keep.shape)))
+    scores = np.where(keep, x.astype(np.float64) * 0.125, -np.inf)
+    assert_matches(got, softmax64(scores), np.ones(x.shape))
+    assert (got[np.broadcast_to(~keep, x.shape)] == 0).all()
+    assert (dropped == ~keep).all()
+
+
 @pytest.mark.parametrize("n, k", [(1, 1), (3, 5), (300, 17), (77, 768), (1000, 64), (2, 3000), (20, 3000)])
 def test_layer_norm_and_its_mean(exe, rng, n, k):
     x, gamma = 3 + random(rng, (n, k)), random(rng, (k,))

@@ -27,7 +27,7 @@ from ...ir.attributes import ROW_CHAIN_ATTR, TILES_ATTR
 from ...ir.build import (collapse_shape, dim, expand_shape, extract_slice, index, loop_extent, parallel_insert_slice,
                         reassociation_groups, tensor_type)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
-from ...ir.walk import public_functions, walk
+from ...ir.walk import ancestor_in, public_functions, walk
 from .parallel_generics import PARALLEL_MIN_ELEMENTS
 from .row_reductions import carry_row_accumulators
 
@@ -168,6 +168,10 @@ def _groups(block) -> list[_Group]:
             continue
         maps = affine_maps(op)
         read = [(operand, amap) for operand, amap in zip(list(op.operands)[:-1], maps[:-1]) if operand in layout]
+        for v, amap in list(read):
+            if owner[v].rows != len(row.leading) and not owner[v].reduces():
+                _seal(owner[v], layout)     # a broadcast operand (a mask over fewer rows): read whole
+                read.remove((v, amap))
         if any(layout[v] != _layout(row, amap) or owner[v].rows != len(row.leading) for v, amap in read):
             continue            # reads a row value across rows: it runs after the group, on its results
         group = _Group()
@@ -184,6 +188,13 @@ def _groups(block) -> list[_Group]:
     return [g for g in groups if g.reduces() and len(g.row_ops()) >= 2]
 
 
+def _seal(group: _Group, layout: dict) -> None:
+    """No later op joins `group`: its values are read as plain tensors (sliced per row), computed before
+    the reader, which is after every member."""
+    for member in group.members:
+        layout.pop(_op_of(member).results[0], None)
+
+
 def _drop_unread_views(group: _Group) -> None:
     """Views no member reads stay outside the group (what reads them reads the member they view)."""
     while True:
@@ -198,14 +209,6 @@ def _op_of(member):
     return member.op.operation if isinstance(member, RowOp) else member
 
 
-def _ancestor_in(op, block):
-    """The op of `block` that holds `op` (itself or an op around it)."""
-    op = op.operation
-    while op is not None and op.block != block:
-        op = op.parent
-    return op
-
-
 def _escapes(group: _Group, block) -> dict | None:
     """Member results read after the group: value -> its readers (op, operand number). None when a
     non-member reads one before the group's last op. tensor.dim reads do not count: when the group is
@@ -217,7 +220,7 @@ def _escapes(group: _Group, block) -> dict | None:
         op = _op_of(member)
         result = op.results[0]
         for use in list(result.uses):
-            user = _ancestor_in(use.owner, block)
+            user = ancestor_in(use.owner, block)
             if user in members:
                 continue
             if use.owner.name == "tensor.dim" and isinstance(member, RowOp):

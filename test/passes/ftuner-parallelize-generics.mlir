@@ -23,6 +23,25 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
   return %r : tensor<?x?x1xf32>
 }
 
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @embedding(%ids: tensor<?x?xi64>, %table: tensor<1000x67xf32>, %o: tensor<?x?x67xf32>) -> tensor<?x?x67xf32> {
+  %c0 = arith.constant 0 : index
+  %c999 = arith.constant 999 : index
+  %c66 = arith.constant 66 : index
+  %r = linalg.generic {indexing_maps = [#ids, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<?x?xi64>) outs(%o : tensor<?x?x67xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %row = arith.index_cast %id : i64 to index
+    %k = linalg.index 2 : index
+    %r0 = arith.maxsi %row, %c0 : index
+    %r1 = arith.minsi %r0, %c999 : index
+    %k0 = arith.maxsi %k, %c0 : index
+    %k1 = arith.minsi %k0, %c66 : index
+    %v = tensor.extract %table[%r1, %k1] : tensor<1000x67xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x?x67xf32>
+  return %r : tensor<?x?x67xf32>
+}
+
 // CHECK-LABEL: func.func @bias_gelu(
 // CHECK:         %[[BIG:.+]] = arith.cmpi uge, %{{.+}}, %c32768{{.*}} : index
 // CHECK:         scf.if %[[BIG]] -> (tensor<?x?x768xf32>) {
@@ -38,5 +57,17 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
 // CHECK:             vector.reduction <add>
 // CHECK:         } else {
 // CHECK:           linalg.generic {{.*}}"reduction"
+// An embedding lookup (the row index clamped into the table, as ftuner-clamp-extract-indices leaves it)
+// reads each table row as vectors, 4 whole and a masked rest of 3.
+// CHECK-LABEL: func.func @embedding(
+// CHECK:         scf.if %{{.+}} -> (tensor<?x?x67xf32>) {
+// CHECK:           scf.forall (%{{.+}}, %{{.+}}) in (%{{.+}}, %{{.+}}) shared_outs(
+// CHECK:             %[[ROW:.+]] = arith.minsi %{{.+}}, %c999
+// CHECK:             scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %c16
+// CHECK:               vector.transfer_read %arg1[%[[ROW]], %[[K]]], %{{.+}} : tensor<1000x67xf32>, vector<16xf32>
+// CHECK:             vector.transfer_read %arg1[%[[ROW]], %{{.+}}], %{{.+}}, %{{.+}} {{.*}} : tensor<1000x67xf32>, vector<16xf32>
+// CHECK:         } else {
+// CHECK:           linalg.generic
+// CHECK:             tensor.extract %arg1
 // SEQ-NOT:     scf.forall
 // SEQ-NOT:     scf.if

@@ -35,6 +35,25 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
   } -> tensor<?x?x1xf32>
   return %r : tensor<?x?x1xf32>
 }
+#ids = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @embedding(%ids: tensor<?x?xi64>, %table: tensor<1000x67xf32>, %o: tensor<?x?x67xf32>) -> tensor<?x?x67xf32> {
+  %c0 = arith.constant 0 : index
+  %c999 = arith.constant 999 : index
+  %c66 = arith.constant 66 : index
+  %r = linalg.generic {indexing_maps = [#ids, #map], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ids : tensor<?x?xi64>) outs(%o : tensor<?x?x67xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %row = arith.index_cast %id : i64 to index
+    %k = linalg.index 2 : index
+    %r0 = arith.maxsi %row, %c0 : index
+    %r1 = arith.minsi %r0, %c999 : index
+    %k0 = arith.maxsi %k, %c0 : index
+    %k1 = arith.minsi %k0, %c66 : index
+    %v = tensor.extract %table[%r1, %k1] : tensor<1000x67xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x?x67xf32>
+  return %r : tensor<?x?x67xf32>
+}
 """
 ROWS = PARALLEL_MIN_ELEMENTS // 768          # rows x 768 points: the threshold is 42.67 rows
 SHAPES = [(1, 1), (3, 7), (ROWS // 6, 6), (ROWS // 6 + 1, 6), (1, ROWS + 1), (16, 43), (7, 131)]
@@ -52,6 +71,19 @@ def test_bias_gelu_both_branches(exe, rng, batch, rows):
     exe["bias_gelu"](x, b, poisoned((batch, rows, 768)), out=out)
     want = np.vectorize(math.erf)(x.astype(np.float64) + b)
     assert np.abs(out - want).max() < 1e-6
+
+
+@pytest.mark.parametrize("batch, rows", [(1, 1), (3, 7), (16, 43), (7, 131), (9, 1000)])
+def test_embedding_rows_read_as_vectors(exe, rng, batch, rows):
+    """Table rows of 67 (4 vectors and a masked 3) gathered by random ids, on both sides of the
+    threshold; an id past the table reads its last row (clamped)."""
+    table = random(rng, (1000, 67))
+    ids = rng.integers(0, 1000, (batch, rows))
+    ids[0, 0] = 5000
+    out = poisoned((batch, rows, 67))
+    exe["embedding"](ids, table, poisoned((batch, rows, 67)), out=out)
+    want = table[np.minimum(ids, 999)]
+    assert (out == want).all()
 
 
 @pytest.mark.parametrize("batch, rows", SHAPES)

@@ -17,8 +17,9 @@ ran at a quarter of the row sum's speed). Here:
 
 The body's ops that depend on a value read along the row become the same ops on vectors (arith and
 math ops); ops that do not (a mask element picked by the row's index, constants, a per-row mean) are
-computed once before the loop and broadcast. Any other body (an index along the row, a gather)
-is left as it was.
+computed once before the loop and broadcast. A gather along a table's row (an embedding lookup:
+`tensor.extract` at indices fixed for the row and the row's index last) is one vector read of that
+row. Any other body (another use of the index along the row, a gather across rows) is left as it was.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from mlir.dialects import arith, scf, tensor, vector
 
 from ...ir.build import index, loop_extent, read_vector, write_vector
 from ...ir.match import affine_maps, iterator_kinds, reads_output
+from ...ir.walk import defining_op, integer_constant
 
 REASSOC = "#arith.fastmath<reassoc>"
 REASSOCIABLE = ("arith.addf", "arith.mulf")
@@ -70,6 +72,7 @@ class _RowBody:
         self.block = op.regions[0].blocks[0]
         self.along = [any(isinstance(e, ir.AffineDimExpr) and e.position == self.last for e in amap.results)
                       for amap in self.maps[:self.inputs]]
+        self.extent = _static_row_extent(op, self.maps, self.last)
         self.ok = self._classify()
 
     def _skipped(self, inner) -> bool:
@@ -84,6 +87,7 @@ class _RowBody:
                 return False            # i1 masks are stored as bytes later (narrow_types.py)
         arguments = list(self.block.arguments)
         self.varying = {a for a, along in zip(arguments, self.along) if along}
+        self.position = None            # linalg.index of the row dim, read only as a gather's last index
         for inner in list(self.block.operations)[:-1]:
             if self._skipped(inner):
                 continue
@@ -91,11 +95,39 @@ class _RowBody:
                 return False
             name = inner.operation.name
             if name == "linalg.index" and ir.IntegerAttr(inner.attributes["dim"]).value == self.last:
-                return False
+                if self.position is not None:
+                    return False
+                self.position = inner.results[0]        # read only by the gathers and their clamps (below)
+                self.varying.add(self.position)
+                continue
+            if self.position is not None and name in ("arith.maxsi", "arith.minsi") and \
+                    _unclamped(inner.results[0], self.extent) == self.position:
+                self.varying.add(inner.results[0])
+                continue
+            if name == "tensor.extract" and self.position is not None and inner.operands[-1] in self.varying:
+                if not _gathers_along(inner, self.position, self.varying, self.extent):
+                    return False
+                self.varying.add(inner.results[0])      # a row of a table (an embedding): one vector read
+                continue
             if any(v in self.varying for v in inner.operands):
                 if not name.startswith(_VECTOR_DIALECTS) or name in _SCALAR_ONLY or len(inner.results) != 1:
                     return False
                 self.varying.add(inner.results[0])
+        return self.position is None or self._position_only_gathered()
+
+    def _position_only_gathered(self) -> bool:
+        """The row index and its clamps are read by nothing but those clamps and the gathers."""
+        made = [(v, defining_op(v)) for v in self.varying]
+        chain = [v for v, op in made if op is not None and op.name != "tensor.extract"
+                 and _unclamped(v, self.extent) == self.position]
+        gathers = [v for v, op in made if op is not None and op.name == "tensor.extract"]
+        for value in chain:
+            for use in value.uses:
+                owner = use.owner
+                if owner.results and owner.results[0] in gathers and use.operand_number == len(owner.operands) - 1:
+                    continue
+                if not (owner.results and owner.results[0] in chain):
+                    return False
         return True
 
     def hoist(self) -> dict:
@@ -105,7 +137,7 @@ class _RowBody:
             if not along:
                 mapping[argument] = tensor.ExtractOp(operand, indices(amap, None, self.last)).result
         for inner in list(self.block.operations)[:-1]:
-            if self._skipped(inner) or inner.results[0] in self.varying:
+            if self._skipped(inner) or (inner.results and inner.results[0] in self.varying):
                 continue
             if inner.operation.name == "linalg.index":      # a loop of extent 1 in a row tile
                 mapping[inner.results[0]] = index(0)
@@ -113,7 +145,8 @@ class _RowBody:
             clone = inner.operation.clone()
             for i, value in enumerate(clone.operands):
                 clone.operands[i] = mapping.get(value, value)
-            mapping[inner.results[0]] = clone.results[0]
+            if inner.results:                               # an assert on the row's index is checked once
+                mapping[inner.results[0]] = clone.results[0]
         return mapping
 
     def vectorized(self, hoisted: dict, k: ir.Value, mask, lanes: int, carried=None):
@@ -138,13 +171,58 @@ class _RowBody:
                 mapping[value] = vector.BroadcastOp(_vector_of(scalar.type, lanes), scalar).result
             return mapping[value]
         for inner in list(self.block.operations)[:-1]:
-            if self._skipped(inner) or inner.results[0] not in self.varying:
+            if self._skipped(inner) or not inner.results or inner.results[0] not in self.varying:
+                continue
+            if inner.operation.name != "tensor.extract" and self.position is not None and \
+                    _unclamped(inner.results[0], self.extent) == self.position:
+                continue                                # the row index and its clamps: read as k
+            if inner.operation.name == "tensor.extract":
+                table, *at = inner.operands
+                element = inner.results[0].type
+                pad = arith.ConstantOp(element, ir.FloatAttr.get(element, 0.0)).result
+                mapping[inner.results[0]] = read_vector(_vector_of(element, lanes), table,
+                                                        [hoisted.get(v, v) for v in at[:-1]] + [k], pad, mask)
                 continue
             made = ir.Operation.create(inner.operation.name, results=[_vector_of(inner.results[0].type, lanes)],
                                        operands=[vec(v) for v in inner.operands],
                                        attributes=_attributes(inner.operation))
             mapping[inner.results[0]] = made.results[0]
         return vec
+
+
+def _static_row_extent(op, maps, last: int) -> int | None:
+    """The row loop's extent where an operand's type has it static."""
+    for operand, amap in zip(op.operands, maps):
+        for size, expr in zip(ir.ShapedType(operand.type).shape, amap.results):
+            if isinstance(expr, ir.AffineDimExpr) and expr.position == last and size >= 0:
+                return size
+    return None
+
+
+def _unclamped(value: ir.Value, extent: int | None) -> ir.Value:
+    """`value` past clamps (arith.maxsi with a constant <= 0, arith.minsi with one >= extent - 1) that
+    leave every position of a row of static `extent` as it is (ftuner-clamp-extract-indices's)."""
+    while extent is not None and (owner := defining_op(value)) is not None and owner.name in ("arith.maxsi", "arith.minsi"):
+        bounds = [integer_constant(v) for v in owner.operands]
+        if bounds[1] is None:
+            return value
+        keeps = bounds[1] <= 0 if owner.name == "arith.maxsi" else bounds[1] >= extent - 1
+        if not keeps:
+            return value
+        value = owner.operands[0]
+    return value
+
+
+def _gathers_along(user, position: ir.Value, varying: set, extent: int | None) -> bool:
+    """`user` reads a float tensor whose last dim holds the row (at `position`, perhaps through clamps
+    that change nothing) with its other indices fixed for the row: a contiguous row of the table."""
+    if user.name != "tensor.extract" or not isinstance(user.results[0].type, ir.FloatType):
+        return False
+    table, *at = user.operands
+    size = ir.RankedTensorType(table.type).shape[-1]
+    if _unclamped(at[-1], extent) != position or extent is None or size < extent:
+        return False
+    return all(v not in varying for v in [table] + at[:-1])
 
 
 def row_tile_shape(op) -> bool:

@@ -88,6 +88,8 @@ class _RowBody:
         arguments = list(self.block.arguments)
         self.varying = {a for a, along in zip(arguments, self.along) if along}
         self.position = None            # linalg.index of the row dim, read only as a gather's last index
+        self.index_chain = set()        # the position and its clamps that change nothing: read as k
+        self.gathers = set()            # tensor.extract results reading a table's row: one vector read
         for inner in list(self.block.operations)[:-1]:
             if self._skipped(inner):
                 continue
@@ -98,16 +100,16 @@ class _RowBody:
                 if self.position is not None:
                     return False
                 self.position = inner.results[0]        # read only by the gathers and their clamps (below)
-                self.varying.add(self.position)
+                self._add(self.index_chain, inner.results[0])
                 continue
-            if self.position is not None and name in ("arith.maxsi", "arith.minsi") and \
+            if name in ("arith.maxsi", "arith.minsi") and inner.operands[0] in self.index_chain and \
                     _unclamped(inner.results[0], self.extent) == self.position:
-                self.varying.add(inner.results[0])
+                self._add(self.index_chain, inner.results[0])
                 continue
             if name == "tensor.extract" and self.position is not None and inner.operands[-1] in self.varying:
-                if not _gathers_along(inner, self.position, self.varying, self.extent):
+                if not _gathers_along(inner, self.index_chain, self.varying, self.extent):
                     return False
-                self.varying.add(inner.results[0])      # a row of a table (an embedding): one vector read
+                self._add(self.gathers, inner.results[0])
                 continue
             if any(v in self.varying for v in inner.operands):
                 if not name.startswith(_VECTOR_DIALECTS) or name in _SCALAR_ONLY or len(inner.results) != 1:
@@ -115,18 +117,20 @@ class _RowBody:
                 self.varying.add(inner.results[0])
         return self.position is None or self._position_only_gathered()
 
+    def _add(self, kind: set, value: ir.Value) -> None:
+        kind.add(value)
+        self.varying.add(value)
+
     def _position_only_gathered(self) -> bool:
-        """The row index and its clamps are read by nothing but those clamps and the gathers."""
-        made = [(v, defining_op(v)) for v in self.varying]
-        chain = [v for v, op in made if op is not None and op.name != "tensor.extract"
-                 and _unclamped(v, self.extent) == self.position]
-        gathers = [v for v, op in made if op is not None and op.name == "tensor.extract"]
-        for value in chain:
+        """The row index and its clamps are read by nothing but those clamps and the gathers (as their
+        last index)."""
+        for value in self.index_chain:
             for use in value.uses:
                 owner = use.owner
-                if owner.results and owner.results[0] in gathers and use.operand_number == len(owner.operands) - 1:
+                made = owner.results[0] if owner.results else None
+                if made in self.gathers and use.operand_number == len(owner.operands) - 1:
                     continue
-                if not (owner.results and owner.results[0] in chain):
+                if made not in self.index_chain:
                     return False
         return True
 
@@ -173,10 +177,9 @@ class _RowBody:
         for inner in list(self.block.operations)[:-1]:
             if self._skipped(inner) or not inner.results or inner.results[0] not in self.varying:
                 continue
-            if inner.operation.name != "tensor.extract" and self.position is not None and \
-                    _unclamped(inner.results[0], self.extent) == self.position:
+            if inner.results[0] in self.index_chain:
                 continue                                # the row index and its clamps: read as k
-            if inner.operation.name == "tensor.extract":
+            if inner.results[0] in self.gathers:
                 table, *at = inner.operands
                 element = inner.results[0].type
                 pad = arith.ConstantOp(element, ir.FloatAttr.get(element, 0.0)).result
@@ -213,14 +216,14 @@ def _unclamped(value: ir.Value, extent: int | None) -> ir.Value:
     return value
 
 
-def _gathers_along(user, position: ir.Value, varying: set, extent: int | None) -> bool:
-    """`user` reads a float tensor whose last dim holds the row (at `position`, perhaps through clamps
-    that change nothing) with its other indices fixed for the row: a contiguous row of the table."""
-    if user.name != "tensor.extract" or not isinstance(user.results[0].type, ir.FloatType):
+def _gathers_along(user, index_chain: set, varying: set, extent: int | None) -> bool:
+    """`user` reads a float tensor whose last dim holds the row (at the row's position, perhaps through
+    clamps that change nothing: `index_chain`) with its other indices fixed for the row: a contiguous
+    row of the table, at least as long as the row (of static `extent`)."""
+    if not isinstance(user.results[0].type, ir.FloatType):
         return False
     table, *at = user.operands
-    size = ir.RankedTensorType(table.type).shape[-1]
-    if _unclamped(at[-1], extent) != position or extent is None or size < extent:
+    if at[-1] not in index_chain or extent is None or ir.RankedTensorType(table.type).shape[-1] < extent:
         return False
     return all(v not in varying for v in [table] + at[:-1])
 

@@ -42,6 +42,7 @@ class LowerCpu(ModulePass):
                 dispatch.ReadHeadsInPlace(target=t),
                 dispatch.RecomputeCheapProducers(target=t),   # before fusion: a producer with one use fuses
                 Upstream("linalg-fuse-elementwise-ops", "elementwise producers fused into their consumers"),
+                dispatch.DropFusedProducers(target=t),       # what fusion copied but could not erase (asserts)
                 dispatch.ApproximateMath(target=t),          # after fusion: one polynomial per fused body
                 dispatch.FuseEpilogues(target=t),
                 Upstream(LOWER_MASKS, "the epilogues' vector.mask regions as masked transfers, before a fold breaks them"),

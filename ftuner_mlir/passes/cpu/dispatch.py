@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from ...codegen import matmul
-from ...lowering.dispatch import cheap_producers, epilogues, head_views, math_approx
+from ...lowering.dispatch import cheap_producers, epilogues, fused_producers, head_views, math_approx
 from ..base import ModulePass
 
 
@@ -28,6 +28,15 @@ class RecomputeCheapProducers(ModulePass):
 
 
 @dataclasses.dataclass(frozen=True)
+class DropFusedProducers(ModulePass):
+    name = "ftuner-drop-fused-producers"
+    summary = "Generics fusion left unread, kept alive only by the asserts their fused copies also check (embedding gathers)"
+
+    def apply(self, module_op) -> None:
+        fused_producers.drop_fused_producers(module_op)
+
+
+@dataclasses.dataclass(frozen=True)
 class ApproximateMath(ModulePass):
     name = "ftuner-approximate-math"
     summary = "f32 exp, erf and tanh as vectorizable polynomials (libm calls stay scalar)"
@@ -45,4 +54,4 @@ class FuseEpilogues(ModulePass):
         epilogues.fuse_epilogues(module_op, self.resolved_target().lanes(32))
 
 
-PASSES = [ReadHeadsInPlace, RecomputeCheapProducers, ApproximateMath, FuseEpilogues]
+PASSES = [ReadHeadsInPlace, RecomputeCheapProducers, DropFusedProducers, ApproximateMath, FuseEpilogues]

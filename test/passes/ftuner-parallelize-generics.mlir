@@ -27,11 +27,14 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
 func.func @embedding(%ids: tensor<?x?xi64>, %table: tensor<1000x67xf32>, %o: tensor<?x?x67xf32>) -> tensor<?x?x67xf32> {
   %c0 = arith.constant 0 : index
   %c999 = arith.constant 999 : index
+  %c1000 = arith.constant 1000 : index
   %c66 = arith.constant 66 : index
   %r = linalg.generic {indexing_maps = [#ids, #map], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<?x?xi64>) outs(%o : tensor<?x?x67xf32>) {
   ^bb0(%id: i64, %out: f32):
     %row = arith.index_cast %id : i64 to index
     %k = linalg.index 2 : index
+    %in_table = arith.cmpi slt, %row, %c1000 : index
+    cf.assert %in_table, "index must be smaller than dim size"
     %r0 = arith.maxsi %row, %c0 : index
     %r1 = arith.minsi %r0, %c999 : index
     %k0 = arith.maxsi %k, %c0 : index
@@ -57,15 +60,19 @@ func.func @embedding(%ids: tensor<?x?xi64>, %table: tensor<1000x67xf32>, %o: ten
 // CHECK:             vector.reduction <add>
 // CHECK:         } else {
 // CHECK:           linalg.generic {{.*}}"reduction"
-// An embedding lookup (the row index clamped into the table, as ftuner-clamp-extract-indices leaves it)
-// reads each table row as vectors, 4 whole and a masked rest of 3.
+// An embedding lookup (the row index clamped into the table, as ftuner-clamp-extract-indices leaves it;
+// the id checked by an assert, as torch-mlir writes it) reads each table row as vectors, 4 whole and a
+// masked rest of 3; the id is checked once per row, before the row's loop.
 // CHECK-LABEL: func.func @embedding(
 // CHECK:         scf.if %{{.+}} -> (tensor<?x?x67xf32>) {
 // CHECK:           scf.forall (%{{.+}}, %{{.+}}) in (%{{.+}}, %{{.+}}) shared_outs(
+// CHECK:             cf.assert %{{.+}}, "index must be smaller than dim size"
+// CHECK-NOT:         cf.assert
 // CHECK:             %[[ROW:.+]] = arith.minsi %{{.+}}, %c999
 // CHECK:             scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %c16
 // CHECK:               vector.transfer_read %arg1[%[[ROW]], %[[K]]], %{{.+}} : tensor<1000x67xf32>, vector<16xf32>
 // CHECK:             vector.transfer_read %arg1[%[[ROW]], %{{.+}}], %{{.+}}, %{{.+}} {{.*}} : tensor<1000x67xf32>, vector<16xf32>
+// CHECK-NOT:         cf.assert
 // CHECK:         } else {
 // CHECK:           linalg.generic
 // CHECK:             tensor.extract %arg1

@@ -65,6 +65,25 @@ def test_failed_asserts_are_per_call_under_threads(isolate):
     assert not failures, f"{len(failures)} of 10000 calls wrong; first: {failures[0]}"
 
 
+@pytest.mark.parametrize("isolate", [True, False], ids=["library", "in-process"])
+def test_failed_asserts_of_a_gather_over_the_cores(rng, isolate):
+    """Rows 67 wide: from 490 ids on the gather runs over the cores (>= 32768 points), each row read as
+    vectors with its id checked once; a bad id in any row, on any worker, fails that call only."""
+    exe = ftuner_mlir.compile(GATHER.replace("5x3xf32", "5x67xf32").replace("?x3xf32", "?x67xf32"),
+                              isolate=isolate)
+    table = rng.standard_normal((5, 67)).astype(np.float32)
+    for n in (1, 7, 489, 1000, 1201):
+        ids = rng.integers(0, 5, n).astype(np.int64)
+        np.testing.assert_array_equal(exe(table, ids), table[ids])
+    for bad in (5, -1, 10**12):
+        ids = rng.integers(0, 5, 1201).astype(np.int64)
+        ids[rng.integers(600, 1201)] = bad               # in the second worker's rows
+        with pytest.raises(AssertionFailure, match="index must be"):
+            exe(table, ids)
+    ids = rng.integers(0, 5, 1000).astype(np.int64)
+    np.testing.assert_array_equal(exe(table, ids), table[ids])
+
+
 def test_constant_i1_masks(rng):
     exe = ftuner_mlir.compile((INPUTS / "i1-constant-masks.mlir").read_text())
     a = rng.standard_normal((2, 3)).astype(np.float32)

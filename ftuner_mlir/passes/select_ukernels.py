@@ -99,19 +99,19 @@ class _RoundedOnce:
     def __init__(self):
         self.done: dict = {}
 
-    def __call__(self, value: ir.Value, block) -> ir.Value:
+    def __call__(self, value: ir.Value, block, every_reader: bool = False) -> ir.Value:
         key = (value, block)
         if key not in self.done:
-            self.done[key] = _rounded_to_bf16(value)
+            self.done[key] = _rounded_to_bf16(value, lambda whole: self(whole, block, every_reader=True), every_reader)
         return self.done[key]
 
 
-def _rounded_to_bf16(value: ir.Value) -> ir.Value:
+def _rounded_to_bf16(value: ir.Value, round_whole, every_reader: bool) -> ir.Value:
     """`value` rounded to bf16, to nearest even: a constant (a weight) once, here, the others on every call,
-    where they are made (lowering/dispatch/early_rounding.py)."""
+    where they are made (lowering/dispatch/early_rounding.py; `round_whole` rounds what they slice)."""
     array = constant_array(value)
     if array is None:
-        return rounded_at_source(value)
+        return rounded_at_source(value, round_whole, every_reader)
     return blob_constant(array.astype(ml_dtypes.bfloat16), "bf16_weight", ir.BF16Type.get())
 
 

@@ -59,3 +59,36 @@ func.func @context(%p: tensor<8x?x?xf32>, %v: tensor<8x?x16xf32>, %w: tensor<32x
 // CHECK:         %[[T:.+]] = linalg.transpose ins(%[[H]] : tensor<4x2x?x16xbf16>) outs(%{{.*}} : tensor<4x?x2x16xbf16>) permutation = [0, 2, 1, 3]
 // CHECK:         %[[ROWS:.+]] = tensor.collapse_shape %[[T]] {{.*}} : tensor<4x?x2x16xbf16> into tensor<?x32xbf16>
 // CHECK:         linalg.matmul {{.*}}ftuner.amx_ukernels = {{.*}} ins(%[[ROWS]], %{{.*}} : tensor<?x32xbf16>, tensor<32x32xbf16>)
+
+// A fused query/key/value projection (GPT-2's c_attn) split into column slices, each reaching a batch
+// matmul through views and transposes: the projection's result is rounded once, whole, where it is
+// made (so its dispatch's epilogue writes bf16), and each slice is taken of the bf16 copy.
+func.func @fused_qkv(%x: tensor<?x16xf32>, %w: tensor<16x48xf32>) -> tensor<2x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%m) : tensor<?x48xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %qkv = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x48xf32>) outs(%init : tensor<?x48xf32>) -> tensor<?x48xf32>
+  %c2 = arith.constant 2 : index
+  %t = arith.divui %m, %c2 : index
+  %b = tensor.expand_shape %qkv [[0, 1], [2]] output_shape [2, %t, 48] : tensor<?x48xf32> into tensor<2x?x48xf32>
+  %q = tensor.extract_slice %b[0, 0, 0] [2, %t, 16] [1, 1, 1] : tensor<2x?x48xf32> to tensor<2x?x16xf32>
+  %k = tensor.extract_slice %b[0, 0, 16] [2, %t, 16] [1, 1, 1] : tensor<2x?x48xf32> to tensor<2x?x16xf32>
+  %ek = tensor.empty(%t) : tensor<2x16x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x?x16xf32>) outs(%ek : tensor<2x16x?xf32>) permutation = [0, 2, 1]
+  %es = tensor.empty(%t, %t) : tensor<2x?x?xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x?x16xf32>, tensor<2x16x?xf32>) outs(%fs : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  return %s : tensor<2x?x?xf32>
+}
+// CHECK-LABEL: func.func @fused_qkv(
+// CHECK:         %[[QKV:.+]] = linalg.matmul {{.*}}ftuner.amx_ukernels
+// CHECK:         %[[R:.+]] = linalg.generic {{.*}} ins(%[[QKV]] : tensor<?x48xf32>) outs(%{{.*}} : tensor<?x48xbf16>)
+// CHECK:         %[[B:.+]] = tensor.expand_shape %[[R]] {{.*}} into tensor<2x?x48xbf16>
+// CHECK-DAG:     %[[Q:.+]] = tensor.extract_slice %[[B]][0, 0, 0] {{.*}} to tensor<2x?x16xbf16>
+// CHECK-DAG:     %[[K:.+]] = tensor.extract_slice %[[B]][0, 0, 16] {{.*}} to tensor<2x?x16xbf16>
+// CHECK:         %[[KT:.+]] = linalg.transpose ins(%[[K]] : tensor<2x?x16xbf16>)
+// CHECK:         linalg.batch_matmul {{.*}}ftuner.amx_ukernels = {{.*}} ins(%[[Q]], %[[KT]] : tensor<2x?x16xbf16>, tensor<2x16x?xbf16>)
+// CHECK-NOT:     outs(%{{.*}} : tensor<2x?x16xbf16>)
+// CHECK:         return

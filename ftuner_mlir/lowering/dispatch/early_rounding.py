@@ -10,6 +10,11 @@ key and value pass through) are made again on bf16: a rounding right after an el
 division) is then fused into it by the elementwise fusion that follows, and the transposes move 4 bytes
 an element. Only a chain whose every value has one reader moves (otherwise the fp32 chain stays for
 the others and nothing is saved).
+
+A chain that starts at a slice of a value every reader of which slices it for matmuls (GPT-2's fused
+query/key/value projection, split into three column slices) rounds that value once, whole, and takes
+its slice of the bf16 copy: the rounding then goes up to the projection (its epilogue writes bf16)
+instead of three passes over strided fp32 slices (0.7 ms each per layer at batch 16, T = 128).
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from mlir import ir
 from mlir.dialects import linalg, tensor
 
 from ...ir.build import empty_like, narrow_to_bf16, view_on, with_element
+from ...ir.match import classify
 from ...ir.walk import defining_op
 from ..graph.broadcasts import gather
 
@@ -42,17 +48,63 @@ def _chain(value: ir.Value) -> list:
     return chain
 
 
-def rounded_at_source(value: ir.Value) -> ir.Value:
-    """`value` rounded to bf16 (at the insertion point, or at its source: module docstring)."""
-    chain = _chain(value) if _readers(value) == 1 else []
-    if not chain:
+def rounded_at_source(value: ir.Value, round_whole=None, every_reader: bool = False) -> ir.Value:
+    """`value` rounded to bf16 (at the insertion point, or at its source: module docstring).
+    `round_whole(v)` rounds a sliced value whole (once, however many slices read it); None: slices
+    are rounded on their own. `every_reader`: all readers of `value` will read the rounded one (the
+    slices of a value rounded whole), so its chain moves however many there are."""
+    chain = _chain(value) if every_reader or _readers(value) == 1 else []
+    top = _source(chain[-1]) if chain else value
+    whole = _sliced_for_matmuls(top) if round_whole is not None and _readers(top) == 1 else None
+    if whole is not None:
+        cut = defining_op(top)
+        with _after(whole), cut.location:
+            rounded_whole = round_whole(whole)
+        with ir.InsertionPoint(cut), cut.location:
+            rounded = view_on(cut, rounded_whole)
+    elif not chain:
         return narrow_to_bf16(value)
-    with ir.InsertionPoint(chain[-1]), chain[-1].location:
-        rounded = narrow_to_bf16(_source(chain[-1]))
+    else:
+        with ir.InsertionPoint(chain[-1]), chain[-1].location:
+            rounded = narrow_to_bf16(top)
     for op in reversed(chain):
         with ir.InsertionPoint(op), op.location:
             rounded = _remade(op, rounded)
     return rounded
+
+
+def _after(value: ir.Value) -> ir.InsertionPoint:
+    owner = defining_op(value)
+    return ir.InsertionPoint.after(owner) if owner is not None else ir.InsertionPoint.at_block_begin(value.owner)
+
+
+def _sliced_for_matmuls(value: ir.Value) -> ir.Value | None:
+    """The value `value` is a tensor.extract_slice of, when every reader of that value is such a slice
+    whose reader (if any: a slice already rounded has none) leads through views and transposes to a
+    matmul-family op (through views, transposes and broadcast gathers); else None."""
+    cut = defining_op(value)
+    if cut is None or cut.name != "tensor.extract_slice":
+        return None
+    whole = cut.operands[0]
+    for use in whole.uses:
+        if use.owner.name == "tensor.dim":
+            continue
+        if use.owner.name != "tensor.extract_slice" or not _feeds_a_matmul(use.owner.results[0]):
+            return None
+    return whole
+
+
+def _feeds_a_matmul(value: ir.Value) -> bool:
+    while _readers(value) == 1:
+        reader = next(use.owner for use in value.uses if use.owner.name != "tensor.dim")
+        if reader.name == "tensor.extract":             # in the body of a broadcast gather reading `value`
+            reader = reader.parent
+            if gather(reader) is None or gather(reader)[0] != value:
+                return False
+        elif reader.name not in _MOVES:
+            return classify(reader) is not None
+        value = reader.results[0]
+    return _readers(value) == 0
 
 
 def _source(op) -> ir.Value:

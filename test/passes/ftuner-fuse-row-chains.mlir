@@ -156,9 +156,10 @@ func.func @masked_softmax(%a: tensor<?x4x?x?xf32>, %keep: tensor<?x1x?x?xi8>) ->
 // CHECK:         %[[DROP:.+]] = linalg.generic {{.*}} ins(%arg1 : tensor<?x1x?x?xi8>)
 // CHECK:         scf.if %{{.*}} -> (tensor<?x4x?x?xf32>) {
 // CHECK:           scf.forall (%[[B:.+]], %{{.*}}, %[[T:.+]]) in
-// CHECK:             tensor.extract_slice %[[DROP]][%[[B]], 0, %[[T]], 0] [1, 1, 1, %{{.*}}] {{.*}} to tensor<1x1x1x?xi1>
-// CHECK:             arith.mulf
-// CHECK-NEXT:        arith.select
+// CHECK:             %[[ROW:.+]] = tensor.extract_slice %[[DROP]][%[[B]], 0, %[[T]], 0] [1, 1, 1, %{{.*}}] {{.*}} to tensor<1x1x1x?xi1>
+// CHECK:             %[[M:.+]] = vector.transfer_read %[[ROW]]{{.*}} : tensor<1x1x1x?xi1>, vector<16xi1>
+// CHECK:             arith.mulf {{.*}} : vector<16xf32>
+// CHECK:             arith.select %[[M]], {{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK:             vector.reduction <maxnumf>
 // CHECK:             vector.reduction <add>
 // CHECK:             scf.forall.in_parallel

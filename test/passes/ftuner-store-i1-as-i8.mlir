@@ -25,3 +25,20 @@ func.func @mask(%x: memref<?xf32>, %n: index) -> f32 {
 // CHECK:         %[[BIT:.+]] = arith.trunci %[[R]] : i8 to i1
 // CHECK:         arith.select %[[BIT]]
 // CHECK-NOT:     memref<?xi1>
+
+// A mask's row read as a vector (row_vectors.py): the bytes are read (the padding widened) and the
+// vector truncated back to i1.
+func.func @mask_row(%m: memref<?xi1>, %x: vector<16xf32>, %y: vector<16xf32>) -> vector<16xf32> {
+  %c0 = arith.constant 0 : index
+  %false = arith.constant false
+  %bits = vector.transfer_read %m[%c0], %false {in_bounds = [true]} : memref<?xi1>, vector<16xi1>
+  %r = arith.select %bits, %x, %y : vector<16xi1>, vector<16xf32>
+  return %r : vector<16xf32>
+}
+
+// CHECK-LABEL: func.func @mask_row(
+// CHECK-SAME:    %[[M:.+]]: memref<?xi8>
+// CHECK:         %[[PAD:.+]] = arith.extui %{{.+}} : i1 to i8
+// CHECK:         %[[BYTES:.+]] = vector.transfer_read %[[M]][%{{.+}}], %[[PAD]] {{.*}} : memref<?xi8>, vector<16xi8>
+// CHECK:         %[[BITS:.+]] = arith.trunci %[[BYTES]] : vector<16xi8> to vector<16xi1>
+// CHECK:         arith.select %[[BITS]]

@@ -1,7 +1,8 @@
 """Buffers of i1 stored as i8. MLIR 22's MemRefToLLVM asserts on a load or store of an element narrower
 than a byte; i1 buffers come from boolean masks (`arith.cmpf` results kept in a tensor) and from the
-ownership flags of the buffer-deallocation helper. Each i1 memref becomes an i8 memref; loads truncate
-to i1 and stores zero-extend, so the values computed stay i1."""
+ownership flags of the buffer-deallocation helper. Each i1 memref becomes an i8 memref; loads (scalar,
+and the vector reads of a mask's row) truncate to i1 and stores zero-extend, so the values computed
+stay i1."""
 from __future__ import annotations
 
 import numpy as np
@@ -66,8 +67,31 @@ def store_i1_as_i8(module_op) -> None:
             if _wide(result.type):
                 result.set_type(_wide(result.type))
         if name == "memref.load" and op.results[0].type == i1:
-            result = op.results[0]
-            result.set_type(i8)
-            with ir.InsertionPoint.after(op), op.location:
-                narrow = arith.TruncIOp(i1, result)
-            result.replace_all_uses_except(narrow.result, narrow.operation)
+            _read_as_bytes(op, i1, i8)
+        if name == "vector.transfer_read" and _is_i1_vector(op.results[0].type):
+            _read_vector_as_bytes(op)
+
+
+def _read_as_bytes(op, narrow_type: ir.Type, wide_type: ir.Type) -> None:
+    """`op`'s one result read as `wide_type` (bytes) and truncated back for its users."""
+    result = op.results[0]
+    result.set_type(wide_type)
+    with ir.InsertionPoint.after(op), op.location:
+        narrow = arith.TruncIOp(narrow_type, result)
+    result.replace_all_uses_except(narrow.result, narrow.operation)
+
+
+def _is_i1_vector(t: ir.Type) -> bool:
+    return isinstance(t, ir.VectorType) and str(ir.VectorType(t).element_type) == "i1"
+
+
+def _read_vector_as_bytes(op) -> None:
+    """A vector of i1 read from a buffer now of i8 (a mask row, row_vectors.py): the bytes are read, the
+    padding widened, and the vector truncated back to i1."""
+    i8 = ir.IntegerType.get_signless(8)
+    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    padding = sizes[0] + sizes[1]
+    with ir.InsertionPoint(op), op.location:
+        op.operation.operands[padding] = arith.ExtUIOp(i8, op.operands[padding]).result
+    shape = ir.VectorType(op.results[0].type).shape
+    _read_as_bytes(op, op.results[0].type, ir.VectorType.get(shape, i8))

@@ -17,7 +17,8 @@ ran at a quarter of the row sum's speed). Here:
 
 The body's ops that depend on a value read along the row become the same ops on vectors (arith and
 math ops); ops that do not (a mask element picked by the row's index, constants, a per-row mean) are
-computed once before the loop and broadcast. A gather along a table's row (an embedding lookup:
+computed once before the loop and broadcast. A boolean mask read along the row (an attention mask's
+select) is read as vectors of i1 (bytes in memory: narrow_types.py). A gather along a table's row (an embedding lookup:
 `tensor.extract` at indices fixed for the row and the row's index last) is one vector read of that
 row. Any other body (another use of the index along the row, a gather across rows) is left as it was.
 """
@@ -83,8 +84,9 @@ class _RowBody:
             if along and amap.results[-1] != ir.AffineExpr.get_dim(self.last):
                 return False            # read along the row, but not along its last dim
         for operand, along in zip(list(self.op.operands)[:self.inputs], self.along):
-            if along and not isinstance(ir.RankedTensorType(operand.type).element_type, ir.FloatType):
-                return False            # i1 masks are stored as bytes later (narrow_types.py)
+            element = ir.RankedTensorType(operand.type).element_type
+            if along and not (isinstance(element, ir.FloatType) or _is_i1(element)):
+                return False            # floats, and i1 masks (read as bytes later: narrow_types.py)
         arguments = list(self.block.arguments)
         self.varying = {a for a, along in zip(arguments, self.along) if along}
         self.position = None            # linalg.index of the row dim, read only as a gather's last index
@@ -165,7 +167,7 @@ class _RowBody:
                 if carried is not None and operand == out and amap == self.maps[self.inputs]:
                     operand = carried
                 element = ir.RankedTensorType(operand.type).element_type
-                pad = arith.ConstantOp(element, ir.FloatAttr.get(element, 0.0)).result
+                pad = arith.ConstantOp(element, _zero_attr(element)).result
                 mapping[argument] = read_vector(_vector_of(element, lanes), operand,
                                                 indices(amap, k, self.last), pad, mask)
 
@@ -191,6 +193,14 @@ class _RowBody:
                                        attributes=_attributes(inner.operation))
             mapping[inner.results[0]] = made.results[0]
         return vec
+
+
+def _is_i1(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
+
+
+def _zero_attr(element: ir.Type) -> ir.Attribute:
+    return ir.IntegerAttr.get(element, 0) if _is_i1(element) else ir.FloatAttr.get(element, 0.0)
 
 
 def _static_row_extent(op, maps, last: int) -> int | None:

@@ -80,8 +80,8 @@ def _after(value: ir.Value) -> ir.InsertionPoint:
 
 def _sliced_for_matmuls(value: ir.Value) -> ir.Value | None:
     """The value `value` is a tensor.extract_slice of, when every reader of that value is such a slice
-    whose reader (if any: a slice already rounded has none) leads through views and transposes to a
-    matmul-family op (through views, transposes and broadcast gathers); else None."""
+    whose reader (if any: a slice already rounded has none) leads through views, transposes and
+    broadcast gathers to a matmul-family op; else None."""
     cut = defining_op(value)
     if cut is None or cut.name != "tensor.extract_slice":
         return None
@@ -99,7 +99,8 @@ def _feeds_a_matmul(value: ir.Value) -> bool:
         reader = next(use.owner for use in value.uses if use.owner.name != "tensor.dim")
         if reader.name == "tensor.extract":             # in the body of a broadcast gather reading `value`
             reader = reader.parent
-            if gather(reader) is None or gather(reader)[0] != value:
+            gathered = gather(reader)
+            if gathered is None or gathered[0] != value:
                 return False
         elif reader.name not in _MOVES:
             return classify(reader) is not None

@@ -167,9 +167,8 @@ class _RowBody:
                 if carried is not None and operand == out and amap == self.maps[self.inputs]:
                     operand = carried
                 element = ir.RankedTensorType(operand.type).element_type
-                pad = arith.ConstantOp(element, _zero_attr(element)).result
                 mapping[argument] = read_vector(_vector_of(element, lanes), operand,
-                                                indices(amap, k, self.last), pad, mask)
+                                                indices(amap, k, self.last), _zero(element), mask)
 
         def vec(value):
             if value not in mapping:
@@ -184,9 +183,8 @@ class _RowBody:
             if inner.results[0] in self.gathers:
                 table, *at = inner.operands
                 element = inner.results[0].type
-                pad = arith.ConstantOp(element, ir.FloatAttr.get(element, 0.0)).result
                 mapping[inner.results[0]] = read_vector(_vector_of(element, lanes), table,
-                                                        [hoisted.get(v, v) for v in at[:-1]] + [k], pad, mask)
+                                                        [hoisted.get(v, v) for v in at[:-1]] + [k], _zero(element), mask)
                 continue
             made = ir.Operation.create(inner.operation.name, results=[_vector_of(inner.results[0].type, lanes)],
                                        operands=[vec(v) for v in inner.operands],
@@ -199,8 +197,10 @@ def _is_i1(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
 
 
-def _zero_attr(element: ir.Type) -> ir.Attribute:
-    return ir.IntegerAttr.get(element, 0) if _is_i1(element) else ir.FloatAttr.get(element, 0.0)
+def _zero(element: ir.Type) -> ir.Value:
+    """A read's padding: false for an i1 mask, 0.0 for floats."""
+    attr = ir.IntegerAttr.get(element, 0) if _is_i1(element) else ir.FloatAttr.get(element, 0.0)
+    return arith.ConstantOp(element, attr).result
 
 
 def _static_row_extent(op, maps, last: int) -> int | None:

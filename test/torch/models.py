@@ -32,3 +32,8 @@ def ids(rng, batch: int, t: int) -> torch.Tensor:
 def relative_error(got: torch.Tensor, reference: torch.Tensor) -> float:
     """max |got - reference| over max |reference|."""
     return float((got.double() - reference).abs().max() / reference.abs().max())
+
+
+def rms_error(got: torch.Tensor, reference: torch.Tensor) -> float:
+    """||got - reference|| over ||reference|| (2-norms): steadier than the max over few outputs."""
+    return float((got.double() - reference).norm() / reference.double().norm())

@@ -11,7 +11,7 @@ import ftuner_mlir.torch as ftorch      # before torch: one OpenMP runtime for t
 import torch
 from torch.export import Dim
 
-from .models import MAX_T, ids, relative_error, tiny
+from .models import MAX_T, ids, relative_error, rms_error, tiny
 
 
 @pytest.mark.parametrize("kind", ["bert", "gpt2"])
@@ -41,13 +41,23 @@ def test_fp16_model_is_refused_naming_a_tensor():
 
 
 def test_bf16_inputs_are_taken_and_outputs_given_in_bf16(rng):
-    """A bf16 model on bf16 activations (not token ids): the inputs are widened exactly, any batch."""
+    """A bf16 model on bf16 activations (not token ids): the inputs are widened exactly, any batch.
+
+    Batch 1 has 11 outputs, too few for a stable error ratio against torch (its max error over them
+    swings 2x between input draws), so the ratio is judged by the RMS error over every batch's outputs
+    together (worst 0.90x torch's over 80 draws of weights and inputs); each batch alone must stay
+    within a few bf16 rounding steps of the fp32 model."""
     mlp = torch.nn.Sequential(torch.nn.Linear(37, 64), torch.nn.GELU(), torch.nn.Linear(64, 11))
     model = copy.deepcopy(mlp).to(torch.bfloat16)
     out = ftorch.compile(model, (torch.randn(4, 37).bfloat16(),), dynamic_shapes=({0: Dim("B", min=1, max=300)},))
+    got, want, eager = [], [], []
     with torch.no_grad():
         for b in (1, 13, 257):
             x = torch.from_numpy(rng.standard_normal((b, 37)).astype(np.float32)).bfloat16()
-            got, want = out(x), mlp(x.float())
-            assert got.dtype == torch.bfloat16 and got.shape == (b, 11)
-            assert relative_error(got.float(), want) <= 1.5 * relative_error(model(x).float(), want)
+            got.append(out(x))
+            want.append(mlp(x.float()))
+            eager.append(model(x).float())
+            assert got[-1].dtype == torch.bfloat16 and got[-1].shape == (b, 11)
+            assert 0 < relative_error(got[-1].float(), want[-1]) <= 2 ** -5, f"B={b}"
+    got, want, eager = torch.cat(got).float(), torch.cat(want), torch.cat(eager)
+    assert rms_error(got, want) <= 1.5 * rms_error(eager, want)

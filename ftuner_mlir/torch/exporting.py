@@ -16,6 +16,7 @@ import dataclasses
 import io
 import math
 import operator
+import os
 import shutil
 import subprocess
 import sys
@@ -338,16 +339,18 @@ def import_folder():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-WEIGHTS_FILE = "weights.bin"
-
-
 def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
     """The exported program as linalg-on-tensors text (torch-mlir, in a child process). The weights go
-    to folder/WEIGHTS_FILE as raw bytes, never into the text: the text names that file (ir/weights.py)."""
+    to a file of their own in `folder` (weights-*.bin) as raw bytes, never into the text: the text names
+    that file (ir/weights.py). Each call writes a new file, so texts exported into one folder never
+    share, or overwrite, each other's weights."""
     _drop_guards(program)
     saved, text = folder / "program.pt2", folder / "program.mlir"
     try:
-        program_tensors.write(program, folder / WEIGHTS_FILE)
+        handle, name = tempfile.mkstemp(prefix="weights-", suffix=".bin", dir=folder)
+        os.close(handle)
+        weights = Path(name)
+        program_tensors.write(program, weights)
     except OSError as err:
         raise CompileError(f"cannot write the exported program into {folder}: {err.strerror or err} "
                            f"(set TMPDIR to a writable folder with room for the model)") from None
@@ -355,7 +358,7 @@ def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S) -> str
         _save(program, saved)
     try:
         proc = child_process.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", str(saved), str(text),
-                                  str(folder / WEIGHTS_FILE)], timeout_s)
+                                  str(weights)], timeout_s)
     except subprocess.TimeoutExpired:
         raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
     finally:

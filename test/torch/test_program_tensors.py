@@ -59,3 +59,19 @@ def test_the_child_gets_every_tensor_back_from_the_file(tmp_path):
     x = torch.randn(3, 1031)
     with torch.no_grad():
         np.testing.assert_allclose(loaded.module()(x), model(x), rtol=1e-5)
+
+
+def test_two_exports_into_one_folder_keep_their_own_weights(tmp_path, rng):
+    """Each import writes a weights file of its own: the first text, compiled after the second export,
+    still computes with the first model's weights."""
+    import ftuner_mlir
+    from ftuner_mlir.torch import exporting
+    models = [torch.nn.Linear(13, 7) for _ in range(2)]
+    texts = [exporting.to_linalg(exporting.export(m, (torch.randn(3, 13),), None, None), tmp_path) for m in models]
+    assert len(list(tmp_path.glob("weights-*.bin"))) == 2
+    x = rng.standard_normal((3, 13)).astype(np.float32)
+    for model, text in zip(models, texts):
+        got = ftuner_mlir.compile(text)(x)
+        with torch.no_grad():
+            want = model(torch.from_numpy(x)).double().numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

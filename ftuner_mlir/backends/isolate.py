@@ -133,7 +133,7 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
         (out / "request.json").write_text(json.dumps(request))
     except OSError as err:
         raise UnwritableFolder(out, err) from None
-    cmd = [sys.executable, "-m", options.worker, str(out / "request.json")]
+    cmd = [sys.executable, "-P", "-m", options.worker, str(out / "request.json")]     # -P: not the cwd first
     root = str(Path(__file__).resolve().parents[2])            # this very package comes first
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     proc = child_process.start(cmd, memory_mb, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

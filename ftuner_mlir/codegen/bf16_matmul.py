@@ -20,16 +20,19 @@ strip function holds tiles of one shape, so LLVM configures the tiles once per c
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 from mlir import ir
 from mlir.dialects import arith, func, linalg, memref, scf, vector
 
 from ..ir import amx, x86vector
-from ..ir.attributes import AMX_ATTR, AMX_PACK_ATTR, AMX_PREPACKED_ATTR, AMX_ROWS_ATTR, ZERO_INIT_ATTR
+from ..families.matmul import HeadViews
+from ..ir.attributes import (AMX_ATTR, AMX_HEAD_VIEWS_ATTR, AMX_PACK_ATTR, AMX_PREPACKED_ATTR, AMX_ROWS_ATTR,
+                             ZERO_INIT_ATTR)
 from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
                         tensor_type, zero_vector)
-from ..ir.codecs import amx_set_to_attr
+from ..ir.codecs import amx_set_to_attr, head_views_to_attr
 from ..ukernel.bf16_space import K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape
 from ..ukernel.cover import TASKS_PER_CORE, strip_bounds
 from ..ukernel.space import powers_of_two_below
@@ -49,9 +52,11 @@ def _engine_tag(aset: Bf16Set) -> str:
     return "amx" if aset.amx else "avx512bf16"
 
 
-def dispatch_name(aset: Bf16Set, zero: bool = False, prepacked: int | None = None) -> str:
+def dispatch_name(aset: Bf16Set, zero: bool = False, prepacked: int | None = None,
+                  views: HeadViews | None = None, heads: int | None = None) -> str:
+    viewed = f"{views.tag}_h{heads}" if views and views.any else ""
     return (f"ftuner_{_engine_tag(aset)}_dispatch_{aset.family}_{aset.mr}x{aset.nr}_b{aset.b_block_bytes >> 10}k"
-            f"_p{aset.cores}{f'_pw{prepacked}' if prepacked else ''}{_z(zero)}")
+            f"_p{aset.cores}{f'_pw{prepacked}' if prepacked else ''}{viewed}{_z(zero)}")
 
 
 def rows_name(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None) -> str:
@@ -64,6 +69,27 @@ def rows_name(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogu
 
 def pack_name(aset: Bf16Set) -> str:
     return f"ftuner_vnni_pack_b{'t' if aset.transpose_b else ''}"
+
+
+def _pack_set(aset: Bf16Set, views: HeadViews) -> Bf16Set:
+    """The set whose pack reads B: a batch_matmul's B given as a head view stored columns first (K^T
+    read from K) goes through the transposing pack."""
+    if views.b_transposed and not aset.transpose_b:
+        return dataclasses.replace(aset, family=aset.family + "_transpose_b")
+    return aset
+
+
+def check_views(aset: Bf16Set, views: HeadViews) -> None:
+    """Head views the AMX dispatch reads: of A and B of a batch_matmul, their rows in place (the last
+    dim of the 4-D tensor is the stored columns'). Raises ValueError otherwise."""
+    if not views.any:
+        return
+    if aset.family != "batch_matmul":
+        raise ValueError(f"head views apply to a batch_matmul dispatch, not {aset.family}")
+    if views.c is not None:
+        raise ValueError("the AMX dispatch reads no head view of C")
+    if views.with_rows_in_place() != views:
+        raise ValueError(f"head views {views.as_tuples()} do not all keep a matrix row in the 4-D tensor's last dim")
 
 
 def _bf16() -> ir.Type:
@@ -95,26 +121,61 @@ def _scratch_type(aset: Bf16Set) -> ir.MemRefType:
     return ir.MemRefType.get([aset.row_tiles * TILE_ROWS, N_TILE], _f32())
 
 
-def emit_placeholder(aset: Bf16Set, zero_init: bool, prepacked: int | None = None):
+def emit_placeholder(aset: Bf16Set, zero_init: bool, prepacked: int | None = None, views: HeadViews | None = None,
+                     heads: int | None = None):
     """(A, B, C) -> C + A.B on tensors (A.B with `zero_init`: C is only the result's storage), as a
     linalg.matmul of the family: the body `build_body` replaces once the function is on buffers. With
     `prepacked` (the panel height `half`), B is the weight's VNNI panels (codegen/weight_panels.py),
-    read by a generic that indexes them as the pack laid them out."""
+    read by a generic that indexes them as the pack laid them out. With `views` (check_views), A or B
+    is a 4-D tensor whose (batch, head) slices are the batch's matrices, `heads` of them per batch
+    entry; the body is then one generic over (batch, head, m, n, k) (no reshape or transpose that the
+    tensor passes would rewrite)."""
+    views = views or HeadViews()
+    check_views(aset, views)
+    if views.any and not heads:
+        raise ValueError("an AMX dispatch on head views needs the static number of heads")
     rank = 3 if aset.batched else 2
-    a = b = tensor_type([None] * rank, _bf16())
+    a, b = (tensor_type([None] * (4 if perm else rank), _bf16()) for perm in (views.a, views.b))
     c = tensor_type([None] * rank, _f32())
 
     def body(a, b, c):
         init = linalg.fill(float_constant(_f32()), outs=[c]) if zero_init else c
         if prepacked:
             return [_matmul_on_panels(a, b, init, prepacked)]
+        if views.any:
+            return [_matmul_on_heads(a, b, init, views, heads)]
         return [family_matmul(a, b, init, aset.family)]
     attributes = {AMX_ATTR: amx_set_to_attr(aset)}
     if zero_init:
         attributes[ZERO_INIT_ATTR] = ir.UnitAttr.get()
     if prepacked:
         attributes[AMX_PREPACKED_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), prepacked)
-    return private_function(dispatch_name(aset, zero_init, prepacked), [a, b, c], [c], attributes, body)
+    if views.any:
+        attributes[AMX_HEAD_VIEWS_ATTR] = head_views_to_attr(views)
+    return private_function(dispatch_name(aset, zero_init, prepacked, views, heads), [a, b, c], [c], attributes, body)
+
+
+def _matmul_on_heads(a: ir.Value, b: ir.Value, init: ir.Value, views: HeadViews, heads: int) -> ir.Value:
+    """C[batch * heads + head, m, n] += A.B over k, where A and B are 3-D [batch * heads, ., .] or 4-D
+    head views (dim perm[i] of the tensor is the i-th of (batch, head, rows, cols))."""
+    batch, head, m, n, k = (ir.AffineExpr.get_dim(i) for i in range(5))
+    matrix = batch * heads + head
+
+    def operand_map(perm, rows, cols):
+        if perm is None:
+            return ir.AffineMap.get(5, 0, [matrix, rows, cols])
+        roles = (batch, head, rows, cols)
+        return ir.AffineMap.get(5, 0, [roles[perm.index(d)] for d in range(4)])
+    maps = [operand_map(views.a, m, k), operand_map(views.b, k, n), ir.AffineMap.get(5, 0, [matrix, m, n])]
+    kinds = ["parallel"] * 4 + ["reduction"]
+    generic = linalg.GenericOp([init.type], [a, b], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]),
+                               ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in kinds]))
+    block = generic.regions[0].blocks.append(_bf16(), _bf16(), _f32())
+    with ir.InsertionPoint(block):
+        x, y, acc = block.arguments
+        product = arith.MulFOp(arith.ExtFOp(_f32(), x).result, arith.ExtFOp(_f32(), y).result).result
+        linalg.YieldOp([arith.AddFOp(acc, product).result])
+    return generic.result
 
 
 def _matmul_on_panels(a: ir.Value, panels: ir.Value, init: ir.Value, half: int) -> ir.Value:
@@ -431,9 +492,11 @@ def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogu
     return fn
 
 
-def emit_helpers(aset: Bf16Set, zero_init: bool, epilogue: AmxEpilogue | None = None) -> dict:
+def emit_helpers(aset: Bf16Set, zero_init: bool, epilogue: AmxEpilogue | None = None,
+                 views: HeadViews | None = None) -> dict:
     """symbol name -> builder of each function the buffer-level dispatch calls."""
-    funcs = {pack_name(aset): lambda: emit_pack(aset)}
+    packer = _pack_set(aset, views or HeadViews())
+    funcs = {pack_name(packer): lambda: emit_pack(packer)}
     for rows in aset.row_sizes:
         funcs[rows_name(rows, aset, zero_init, epilogue)] = lambda r=rows: emit_rows(r, aset, zero_init, epilogue)
     return funcs
@@ -533,22 +596,21 @@ def _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel
                  list(extras) + ([c] if narrow else []))
 
 
-def _group_block(aset, zero_init, a, b, c, scratch, first, count, panel_rows, block) -> None:
-    """A batched task: the same block of `count` matrices from `first` on. Every matrix's B block is
-    packed and A tail made first, one after another in the group's buffers; then each row strip
-    function runs over the whole group."""
+def _group_block(aset, zero_init, pack: str, groups, scratch, count, panel_rows, block) -> None:
+    """A batched task: the same block of `count` matrices (`groups`: A's, B's and C's as 3-D views, B
+    stored as the pack reads it). Every matrix's B block is packed and A tail made first, one after
+    another in the group's buffers; then each row strip function runs over the whole group."""
     i0, j0, bm, bn, k, half = block
+    a_group, b_group, c_group = groups
     zero, one = index(0), index(1)
     panels = memref.CastOp(_panel_view(), _alloc(_rows_of_32(), [arith.MulIOp(count, panel_rows).result])).result
     tails = memref.CastOp(_panel_view(), _alloc(_rows_of_32(), [arith.MulIOp(count, bm).result])).result
 
     def prepare(g, _):
-        at = _add(first, g)
-        _call(pack_name(aset), [_matrix(b, at), _block_of(panels, g, panel_rows), j0, bn, k, half])
-        _tail_of(_matrix(a, at), _block_of(tails, g, bm), i0, bm, k)
+        _call(pack, [_matrix(b_group, g), _block_of(panels, g, panel_rows), j0, bn, k, half])
+        _tail_of(_matrix(a_group, g), _block_of(tails, g, bm), i0, bm, k)
         return []
     for_loop(zero, count, one, [], prepare)
-    a_group, c_group = (_matrices(v, first, count) for v in (a, c))
     _strip_calls(aset, zero_init, None, bm, [a_group, tails, panels, c_group, scratch], [i0, j0, bn, k, half],
                  [panel_rows, bm])
 
@@ -559,11 +621,66 @@ def _matrices(operand: ir.Value, first: ir.Value, count: ir.Value) -> ir.Value:
     return memref.subview(operand, [first, 0, 0], sizes, [1, 1, 1], result_type=ir.MemRefType(operand.type))
 
 
+def _heads(operand: ir.Value, perm: tuple[int, ...], entry: ir.Value, h0: ir.Value, count: ir.Value) -> ir.Value:
+    """Heads h0..h0+count of batch entry `entry` of a 4-D head view (HeadViews: dim perm[0] the batch,
+    perm[1] the head) as a 3-D view [count, ., .], its other two dims in the tensor's order (the
+    matrix as stored: K^T's as N x K)."""
+    offsets = [0] * 4
+    extents = [memref.DimOp(operand, index(d)).result for d in range(4)]
+    offsets[perm[0]], extents[perm[0]] = entry, 1
+    offsets[perm[1]], extents[perm[1]] = h0, count
+    kept = [d for d in range(4) if d != perm[0]]
+    reduced = memref.subview(operand, offsets, extents, [1] * 4, result_type=operand_type(_bf16(), 3))
+    order = [kept.index(perm[1])] + [i for i, d in enumerate(kept) if d != perm[1]]
+    if order == [0, 1, 2]:
+        return reduced
+    # the head is never the last dim (check_views): the transpose keeps the unit column stride
+    return memref.TransposeOp(operand_type(_bf16(), 3), reduced, ir.AffineMap.get_permutation(order)).result
+
+
+class _Tasks:
+    """How a batched dispatch's matrices are split into tasks: groups of `group` consecutive matrices;
+    with head views, groups of heads of one batch entry (a group of a 4-D view is then one strided 3-D
+    view)."""
+
+    def __init__(self, aset: Bf16Set, views: HeadViews, operands, batch: ir.Value, group: ir.Value):
+        self.views, self.batch = views, batch
+        viewed = [(v, perm) for v, perm in zip(operands, (views.a, views.b)) if perm]
+        if not viewed:
+            self.group = group
+            self.count = arith.CeilDivUIOp(batch, group).result
+            return
+        value, perm = viewed[0]
+        self.heads = memref.DimOp(value, index(perm[1])).result
+        self.group = arith.MinUIOp(group, self.heads).result
+        self.per_entry = arith.CeilDivUIOp(self.heads, self.group).result
+        self.count = arith.MulIOp(arith.DivUIOp(batch, self.heads).result, self.per_entry).result
+
+    def views_of(self, task: ir.Value, operands) -> tuple[list, ir.Value]:
+        """(A's, B's, C's 3-D views of the task's matrices, how many)."""
+        if not self.views.any:
+            first = arith.MulIOp(task, self.group).result
+            count = arith.SubIOp(arith.MinUIOp(_add(first, self.group), self.batch).result, first).result
+            return [_matrices(v, first, count) for v in operands], count
+        entry = arith.DivUIOp(task, self.per_entry).result
+        h0 = arith.MulIOp(arith.RemUIOp(task, self.per_entry).result, self.group).result
+        count = arith.SubIOp(arith.MinUIOp(_add(h0, self.group), self.heads).result, h0).result
+        first = _add(arith.MulIOp(entry, self.heads).result, h0)
+        perms = (self.views.a, self.views.b, None)
+        return [_heads(v, perm, entry, h0, count) if perm else _matrices(v, first, count)
+                for v, perm in zip(operands, perms)], count
+
+
 def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
-               epilogue: AmxEpilogue | None = None) -> None:
+               epilogue: AmxEpilogue | None = None, views: HeadViews | None = None) -> None:
     """Replace the body of bufferized placeholder `fn` (A, B, C memrefs, then the epilogue's extra
     operands; no results) with the AMX code; with `prepacked`, B is the weight's VNNI panels of that
-    height and a task reads its own in place."""
+    height and a task reads its own in place; with `views`, A or B is a 4-D head view (check_views)
+    and a task takes heads of one batch entry, read in place."""
+    views = views or HeadViews()
+    check_views(aset, views)
+    if aset.batched and epilogue is not None:
+        raise ValueError("a batched AMX dispatch runs no epilogue")
     block = fn.regions[0].blocks[0]
     for op in reversed(list(block.operations)):       # users before what they use
         op.erase()
@@ -571,21 +688,20 @@ def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
     rank = 3 if aset.batched else 2
     lead = rank - 2                                     # index of C's row dim
     with ir.InsertionPoint(block), fn.location:
-        a = memref.CastOp(operand_type(_bf16(), rank), a_arg).result
-        b = memref.CastOp(_panel_view() if prepacked else operand_type(_bf16(), rank), b_arg).result
+        a = memref.CastOp(operand_type(_bf16(), 4 if views.a else rank), a_arg).result
+        b = memref.CastOp(_panel_view() if prepacked else operand_type(_bf16(), 4 if views.b else rank), b_arg).result
         narrow = epilogue is not None and epilogue.narrow
         c = memref.CastOp(operand_type(_bf16() if narrow else _f32(), rank), c_arg).result
         extras = [memref.CastOp(extra_type(kind), v).result for kind, v in zip(epilogue.kinds, extra_args)] \
             if epilogue else []
         zero, one = index(0), index(1)
         m, n = memref.DimOp(c, index(lead)).result, memref.DimOp(c, index(lead + 1)).result
-        k = memref.DimOp(a, index(lead + 1)).result
+        k = memref.DimOp(a, index(views.a[3] if views.a else lead + 1)).result
         batch = memref.DimOp(c, zero).result if aset.batched else one
         mc, nc = block_shape(aset, m, n, k, AR, batch)
         half = index(prepacked) if prepacked else _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)
-        group = _group(aset, batch, nc, half) if aset.batched else None   # a task's matrices (_group_block)
-        groups = [arith.CeilDivUIOp(batch, group).result] if aset.batched else []
-        loop = scf.ForallOp([0] * rank, [*groups, m, n], [1, mc, nc][-rank:], [])
+        tasks = _Tasks(aset, views, (a, b), batch, _group(aset, batch, nc, half)) if aset.batched else None
+        loop = scf.ForallOp([0] * rank, [*([tasks.count] if tasks else []), m, n], [1, mc, nc][-rank:], [])
         with ir.InsertionPoint(loop.body):
             *outer, i0, j0 = loop.induction_variables
             bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
@@ -594,9 +710,8 @@ def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
             scratch = _alloc(_scratch_type(aset), [])
             block = (i0, j0, bm, bn, k, half)
             if outer:
-                first = arith.MulIOp(outer[0], group).result
-                count = arith.SubIOp(arith.MinUIOp(_add(first, group), batch).result, first).result
-                _group_block(aset, zero_init, a, b, c, scratch, first, count, panel_rows, block)
+                groups, count = tasks.views_of(outer[0], (a, b, c))
+                _group_block(aset, zero_init, pack_name(_pack_set(aset, views)), groups, scratch, count, panel_rows, block)
             else:
                 _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block)
         loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/buffers/pipelines.py)

@@ -57,6 +57,17 @@ class HeadViews:
     def b_transposed(self) -> bool:
         return self.b is not None and self.b[2] > self.b[3]
 
+    def with_rows_in_place(self) -> "HeadViews":
+        """Only the views whose matrix rows are contiguous in the 4-D tensor (its last dim is the matrix's
+        stored column dim: the columns, K for a B stored columns first), which is what AMX tiles and the
+        VNNI packs read in place; the others are dropped (passed as before)."""
+        keep = lambda perm: perm if perm is not None and max(perm[2], perm[3]) == 3 else None  # noqa: E731
+        return HeadViews(keep(self.a), keep(self.b), keep(self.c))
+
+    def as_tuples(self) -> dict:
+        """name -> permutation of each view given ("a", "b", "c")."""
+        return {name: perm for name, perm in (("a", self.a), ("b", self.b), ("c", self.c)) if perm is not None}
+
     @property
     def tag(self) -> str:
         return "".join(f"_{name}v{''.join(map(str, perm))}"

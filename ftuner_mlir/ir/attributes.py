@@ -21,6 +21,7 @@ ROWS_ATTR = "ftuner.rows"                      # a row-strip function (value: it
 AMX_PACK_ATTR = "ftuner.amx_pack"              # an AMX VNNI pack
 AMX_ROWS_ATTR = "ftuner.amx_rows"              # an AMX row-strip function (value: its rows)
 AMX_PREPACKED_ATTR = "ftuner.amx_prepacked"    # an AMX dispatch whose B is VNNI panels of height `half`
+AMX_HEAD_VIEWS_ATTR = "ftuner.amx_head_views"  # an AMX batch dispatch reading A or B as head views (4-D)
 PARALLEL_OUTER_ATTR = "ftuner.parallel_outer"  # an op run as one task per index of its outer dims (1 or 2)
 
 # --- written by the lowering phases

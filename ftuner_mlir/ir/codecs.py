@@ -6,10 +6,11 @@ import dataclasses
 
 from mlir import ir
 
+from ..families.matmul import HeadViews
 from ..ukernel.bf16_space import Bf16Set
 from ..ukernel.gpu_space import GpuTile, GpuUKernelSet
 from ..ukernel.space import UKernelSet
-from .attributes import AMX_ATTR, ATTR, GPU_ATTR
+from .attributes import AMX_ATTR, AMX_HEAD_VIEWS_ATTR, ATTR, GPU_ATTR
 
 def parallel_outer(dims: int = 1) -> ir.Attribute:
     """The value of PARALLEL_OUTER_ATTR: how many outer dims (1 or 2) are split into tasks."""
@@ -35,6 +36,25 @@ def amx_set_to_attr(aset: Bf16Set) -> ir.Attribute:
 def amx_set_from_attr(attr: ir.Attribute) -> Bf16Set:
     """Raises ValueError naming what is missing or wrong."""
     return _set_from_attr(attr, Bf16Set, AMX_ATTR)
+
+
+def head_views_to_attr(views: HeadViews) -> ir.Attribute:
+    """{a = array<i64: ...>, ...}: the permutation of each operand given as a head view."""
+    return ir.DictAttr.get({name: ir.DenseI64ArrayAttr.get(list(perm)) for name, perm in views.as_tuples().items()})
+
+
+def head_views_from_attr(attr: ir.Attribute) -> HeadViews:
+    """Raises ValueError naming what is wrong (HeadViews checks the permutations)."""
+    if not isinstance(attr, ir.DictAttr):
+        raise ValueError(f"{AMX_HEAD_VIEWS_ATTR} must be a dictionary attribute")
+    d = ir.DictAttr(attr)
+    perms = {}
+    for name in ("a", "b", "c"):
+        if name in d:
+            if not isinstance(d[name], ir.DenseI64ArrayAttr):
+                raise ValueError(f"{AMX_HEAD_VIEWS_ATTR} field '{name}' must be an array<i64>")
+            perms[name] = tuple(ir.DenseI64ArrayAttr(d[name]))
+    return HeadViews(**perms)
 
 
 def _set_to_attr(value) -> ir.Attribute:

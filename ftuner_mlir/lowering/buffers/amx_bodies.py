@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...ir.attributes import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, AMX_PREPACKED_ATTR, DISPATCH_ATTR, USES_AMX_ATTR, ZERO_INIT_ATTR
-from ...ir.codecs import amx_set_from_attr
+from ...ir.attributes import (AMX_ATTR, AMX_EPILOGUE_OP_ATTR, AMX_HEAD_VIEWS_ATTR, AMX_PREPACKED_ATTR, DISPATCH_ATTR,
+                              USES_AMX_ATTR, ZERO_INIT_ATTR)
+from ...ir.codecs import amx_set_from_attr, head_views_from_attr
 from ...ir.diagnostics import PassFailure, location_of
 from ...ir.symbols import add_functions, symbols
 from ...ir.walk import defining_op, functions, walk
@@ -73,11 +74,12 @@ def build_amx_bodies(module_op, emit) -> None:
             raise PassFailure(location_of(fn), f"AMX dispatch {fn.attributes['sym_name']} is not on buffers "
                                                f"(A, B, C, epilogue operands) -> (): run it after bufferization")
         epilogue = _epilogue(fn, emit)
+        views = head_views_from_attr(fn.attributes[AMX_HEAD_VIEWS_ATTR]) if AMX_HEAD_VIEWS_ATTR in fn.attributes else None
         # each helper it lacks (dispatches of other families share the row strips, not the pack)
-        for symbol, build in emit.emit_helpers(aset, zero_init, epilogue).items():
+        for symbol, build in emit.emit_helpers(aset, zero_init, epilogue, views).items():
             add_functions(module_op, present, symbol, lambda s=symbol, b=build: {s: b}, fn.location)
         prepacked = ir.IntegerAttr(fn.attributes[AMX_PREPACKED_ATTR]).value if AMX_PREPACKED_ATTR in fn.attributes else None
-        emit.build_body(fn, aset, zero_init, prepacked, epilogue)
+        emit.build_body(fn, aset, zero_init, prepacked, epilogue, views)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
     if any(op.operation.name.startswith("amx.") for op in walk(module_op)):
         module_op.attributes[USES_AMX_ATTR] = ir.UnitAttr.get()

@@ -23,9 +23,9 @@ from mlir import ir
 from mlir.dialects import arith, func, scf, tensor
 
 from ...families.matmul import HeadViews
-from ...ir.attributes import SET_ATTR, ZERO_INIT_ATTR
+from ...ir.attributes import AMX_ATTR, SET_ATTR, ZERO_INIT_ATTR
 from ...ir.build import cast, dim, index, reassociation_groups
-from ...ir.codecs import ukernel_set_from_attr
+from ...ir.codecs import amx_set_from_attr, ukernel_set_from_attr
 from ...ir.symbols import add_functions, symbols
 from ...ir.walk import defining_op, functions, public_functions, walk
 
@@ -149,25 +149,41 @@ def _inverse(perm: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _views_of(call, dispatches: dict):
-    """(uKernel set, zero_init, HeadViews, (A's, B's HeadOperand or None), HeadResult or None) when
-    `call` calls a batch_matmul dispatch (not yet on views) with a head-view operand or result; else None."""
+    """(uKernel set, zero_init, HeadViews, heads, (A's, B's HeadOperand or None), HeadResult or None) when
+    `call` calls a batch_matmul dispatch (not yet on views) with a head-view operand or result; else
+    None. An AMX dispatch (a bf16 set) takes views of A and B whose matrix rows are contiguous (AMX
+    tiles load rows), not of C (its result is rounded to bf16 before the transpose)."""
     fn = dispatches.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
     if fn is None:
         return None
-    uks = ukernel_set_from_attr(fn.attributes[SET_ATTR])
+    amx = AMX_ATTR in fn.attributes
+    uks = amx_set_from_attr(fn.attributes[AMX_ATTR]) if amx else ukernel_set_from_attr(fn.attributes[SET_ATTR])
     if uks.family != "batch_matmul" or any(ir.RankedTensorType(t).rank != 3 for t in _inputs(fn)):
         return None
     zero_init = ZERO_INIT_ATTR in fn.attributes
     a, b = _head_operand(call.operands[0]), _head_operand(call.operands[1])
     if a is not None and a.perm[2] > a.perm[3]:
         a = None                                  # A stored columns first: not read as a view
-    out = _head_result(call) if zero_init else None
+    out = _head_result(call) if zero_init and not amx else None
     if out is not None and _inverse(out.perm)[2] > _inverse(out.perm)[3]:
         out = None
+    if amx:
+        readable = HeadViews(a and a.perm, b and b.perm).with_rows_in_place()
+        a, b = (head if head is not None and perm is not None and _heads(head) is not None else None
+                for head, perm in ((a, readable.a), (b, readable.b)))
+        if a is not None and b is not None and _heads(a) != _heads(b):
+            b = None                              # one head count per dispatch
     if a is None and b is None and out is None:
         return None
     views = HeadViews(a and a.perm, b and b.perm, out and _inverse(out.perm))
-    return uks, zero_init, views, (a, b), out
+    heads = _heads(a or b) if a or b else out.heads
+    return uks, zero_init, views, heads, (a, b), out
+
+
+def _heads(head: HeadOperand) -> int | None:
+    """The number of heads of a head operand's tensor, when static."""
+    size = ir.RankedTensorType(head.source.type).shape[head.perm[1]]
+    return None if ir.ShapedType.is_dynamic_size(size) else size
 
 
 def _inputs(fn) -> list:
@@ -235,17 +251,18 @@ def _rewrite(call, callee: str, heads: tuple, out: HeadResult | None) -> None:
 
 
 def read_heads_in_place(module_op, dispatch) -> None:
-    """`dispatch(uks, zero_init, views)`: the dispatch's symbol and its functions' builders
-    (codegen/matmul.py: dispatch_name, emit_all)."""
+    """`dispatch(uks, zero_init, views, heads)`: the dispatch's symbol and its functions' builders
+    (codegen/matmul.py: dispatch_name, emit_all; for a bf16 set, codegen/bf16_matmul.py's placeholder,
+    specialized on the static number of heads, None where unknown)."""
     dispatches = {ir.StringAttr(fn.attributes["sym_name"]).value: fn for fn in functions(module_op)
-                  if SET_ATTR in fn.attributes}
+                  if SET_ATTR in fn.attributes or AMX_ATTR in fn.attributes}
     present = symbols(module_op)
     for fn in public_functions(module_op):
         for call in [op.operation for op in walk(fn) if op.operation.name == "func.call"]:
             found = _views_of(call, dispatches)
             if found is None:
                 continue
-            uks, zero_init, views, heads, out = found
-            callee, builders = dispatch(uks, zero_init, views)
+            uks, zero_init, views, head_count, operands, out = found
+            callee, builders = dispatch(uks, zero_init, views, head_count)
             add_functions(module_op, present, callee, lambda: builders, call.location)
-            _rewrite(call, callee, heads, out)
+            _rewrite(call, callee, operands, out)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...codegen import matmul
+from ...codegen import bf16_matmul, matmul
+from ...ukernel.bf16_space import Bf16Set
 from ...lowering.dispatch import cheap_producers, epilogues, fused_producers, head_views, math_approx
 from ..base import ModulePass
 
@@ -14,8 +15,17 @@ class ReadHeadsInPlace(ModulePass):
     summary = "Attention's head transposes read in place by the batch matmuls (their dispatches take strided views)"
 
     def apply(self, module_op) -> None:
-        head_views.read_heads_in_place(module_op, lambda uks, zero_init, views: (
-            matmul.dispatch_name(uks, zero_init, views=views), matmul.emit_all(uks, zero_init, views=views)))
+        head_views.read_heads_in_place(module_op, _dispatch_on_views)
+
+
+def _dispatch_on_views(uks, zero_init: bool, views, heads: int | None) -> tuple[str, dict]:
+    """The batch dispatch on head views and the builders of its functions: the vector dispatch, or the
+    AMX placeholder for `heads` heads (its body and helpers come after bufferization,
+    ftuner-build-amx-bodies)."""
+    if isinstance(uks, Bf16Set):
+        name = bf16_matmul.dispatch_name(uks, zero_init, views=views, heads=heads)
+        return name, {name: lambda: bf16_matmul.emit_placeholder(uks, zero_init, views=views, heads=heads)}
+    return matmul.dispatch_name(uks, zero_init, views=views), matmul.emit_all(uks, zero_init, views=views)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -10,7 +10,8 @@ value's rows with its own leading loops, in order (views that only add or drop u
 through). A group with a reduction becomes one `scf.forall` over the rows; its body runs the ops on
 one-row slices, in program order: elementwise results reuse the row of a value nothing reads any
 more, so the row stays in one buffer, and reductions write their own small outputs. Values read
-after the group are its loop's results. Small groups (fewer points than PARALLEL_MIN_ELEMENTS) keep
+after the group are its loop's results; the others (a softmax's masked scores, its max and sum) live
+in one row of their own per iteration, never in a tensor of all the rows. Small groups (fewer points than PARALLEL_MIN_ELEMENTS) keep
 their ops as they were, behind an `scf.if`, as parallel_generics.py does.
 
 The row ops are marked ROW_CHAIN_ATTR: parallel_generics.py leaves them alone, and the reductions
@@ -269,6 +270,8 @@ class _Storage:
         self.argument = None       # the loop's block argument for it
         self.row_value = None      # its row in the body, as the latest member wrote it
         self.offsets = self.sizes = None    # where the row sits in it
+        self.held = []             # every member value it holds, in order
+        self.escapes = False       # one of them is read after the loop: a shared output; else row-local
 
 
 def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
@@ -299,7 +302,10 @@ def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
         else:
             previous[op.operation] = chosen.current
         chosen.current = op.results[0]
+        chosen.held.append(op.results[0])
         where[op.results[0]] = chosen
+    for storage in storages:
+        storage.escapes = any(value in escaping for value in storage.held)
     return storages, where, previous
 
 
@@ -336,11 +342,14 @@ def _row_view(view, source_row: ir.Value, result_layout: list) -> ir.Value:
 
 def _fused_loop(group: _Group, storages: list, where: dict, extents: list) -> list:
     """The scf.forall over the rows: every member on one row; returns its results (one per storage)."""
-    loop = scf.ForallOp([0] * len(extents), extents, [1] * len(extents), [s.init for s in storages])
+    shared = [s for s in storages if s.escapes]
+    loop = scf.ForallOp([0] * len(extents), extents, [1] * len(extents), [s.init for s in shared])
     with ir.InsertionPoint(loop.body):
         ivs = list(loop.induction_variables)
-        for storage, argument in zip(storages, loop.inner_iter_args):
-            storage.argument, storage.row_value = argument, None
+        for storage in storages:
+            storage.argument, storage.row_value = storage.init, None
+        for storage, argument in zip(shared, loop.inner_iter_args):
+            storage.argument = argument
         values, layouts = {}, {}
         for member in group.members:
             if not isinstance(member, RowOp):
@@ -361,9 +370,10 @@ def _fused_loop(group: _Group, storages: list, where: dict, extents: list) -> li
             values[op.results[0]] = result
             layouts[op.results[0]] = storage.layout
         with ir.InsertionPoint(loop.terminator().block):
-            for storage in storages:
+            for storage in shared:
                 parallel_insert_slice(storage.row_value, storage.argument, storage.offsets, storage.sizes)
-    return list(loop.results)
+    results = iter(loop.results)
+    return [next(results) if storage.escapes else None for storage in storages]
 
 
 def _points(row: RowOp, extents: list) -> ir.Value:

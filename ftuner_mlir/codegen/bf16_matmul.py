@@ -167,7 +167,12 @@ def _matmul_on_heads(a: ir.Value, b: ir.Value, init: ir.Value, views: HeadViews,
         roles = (batch, head, rows, cols)
         return ir.AffineMap.get(5, 0, [roles[perm.index(d)] for d in range(4)])
     maps = [operand_map(views.a, m, k), operand_map(views.b, k, n), ir.AffineMap.get(5, 0, [matrix, m, n])]
-    kinds = ["parallel"] * 4 + ["reduction"]
+    return _bf16_contraction(a, b, init, maps, ["parallel"] * 4 + ["reduction"])
+
+
+def _bf16_contraction(a: ir.Value, b: ir.Value, init: ir.Value, maps: list, kinds: list) -> ir.Value:
+    """init + sum of a * b (bf16 operands widened, fp32 accumulation) as a generic of `maps` and
+    iterator `kinds`."""
     generic = linalg.GenericOp([init.type], [a, b], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]),
                                ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{t}>") for t in kinds]))
     block = generic.regions[0].blocks.append(_bf16(), _bf16(), _f32())
@@ -188,15 +193,7 @@ def _matmul_on_panels(a: ir.Value, panels: ir.Value, init: ir.Value, half: int) 
     panel_col = ir.AffineExpr.get_add(ir.AffineExpr.get_mul(ir.AffineExpr.get_mod(n, width), two),
                                       ir.AffineExpr.get_mod(k, two))
     maps = [ir.AffineMap.get(3, 0, exprs) for exprs in ([m, k], [panel_row, panel_col], [m, n])]
-    kinds = [ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in ("parallel", "parallel", "reduction")]
-    op = linalg.GenericOp([init.type], [a, panels], [init], ir.ArrayAttr.get([ir.AffineMapAttr.get(x) for x in maps]),
-                          ir.ArrayAttr.get(kinds))
-    block = op.regions[0].blocks.append(_bf16(), _bf16(), _f32())
-    with ir.InsertionPoint(block):
-        x, w, acc = block.arguments
-        product = arith.MulFOp(arith.ExtFOp(_f32(), x).result, arith.ExtFOp(_f32(), w).result).result
-        linalg.YieldOp([arith.AddFOp(acc, product).result])
-    return op.result
+    return _bf16_contraction(a, panels, init, maps, ["parallel", "parallel", "reduction"])
 
 
 def _mask(shape, sizes) -> ir.Value:

@@ -169,7 +169,7 @@ def _views_of(call, dispatches: dict):
         out = None
     if amx:
         readable = HeadViews(a and a.perm, b and b.perm).with_rows_in_place()
-        a, b = (head if head is not None and perm is not None and _heads(head) is not None else None
+        a, b = (head if perm is not None and _heads(head) is not None else None
                 for head, perm in ((a, readable.a), (b, readable.b)))
         if a is not None and b is not None and _heads(a) != _heads(b):
             b = None                              # one head count per dispatch

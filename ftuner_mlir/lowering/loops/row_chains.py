@@ -11,8 +11,9 @@ through). A group with a reduction becomes one `scf.forall` over the rows; its b
 one-row slices, in program order: elementwise results reuse the row of a value nothing reads any
 more, so the row stays in one buffer, and reductions write their own small outputs. Values read
 after the group are its loop's results; the others (a softmax's masked scores, its max and sum) live
-in one row of their own per iteration, never in a tensor of all the rows. Small groups (fewer points than PARALLEL_MIN_ELEMENTS) keep
-their ops as they were, behind an `scf.if`, as parallel_generics.py does.
+in one row of their own per iteration, never in a tensor of all the rows. Small groups (fewer points
+than PARALLEL_MIN_ELEMENTS) keep their ops as they were, behind an `scf.if`, as parallel_generics.py
+does.
 
 The row ops are marked ROW_CHAIN_ATTR: parallel_generics.py leaves them alone, and the reductions
 among them become loops with register accumulators (row_reductions.py).
@@ -270,8 +271,7 @@ class _Storage:
         self.argument = None       # the loop's block argument for it
         self.row_value = None      # its row in the body, as the latest member wrote it
         self.offsets = self.sizes = None    # where the row sits in it
-        self.held = []             # every member value it holds, in order
-        self.escapes = False       # one of them is read after the loop: a shared output; else row-local
+        self.escapes = False       # a value it holds is read after the loop: a shared output; else row-local
 
 
 def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
@@ -302,10 +302,8 @@ def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
         else:
             previous[op.operation] = chosen.current
         chosen.current = op.results[0]
-        chosen.held.append(op.results[0])
+        chosen.escapes |= op.results[0] in escaping
         where[op.results[0]] = chosen
-    for storage in storages:
-        storage.escapes = any(value in escaping for value in storage.held)
     return storages, where, previous
 
 

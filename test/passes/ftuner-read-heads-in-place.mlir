@@ -107,6 +107,41 @@ func.func @from_matmul(%x: tensor<?x16xf32>, %w: tensor<16x120xf32>, %rows: tens
   return %o : tensor<?x?x20xf32>
 }
 
+// With the batch dynamic, torch-mlir merges batch and heads by a tensor.reshape to a computed shape: the
+// head-view call is versioned on that shape's last two sizes being the transposed tensor's (then it is
+// the merge), the reshape kept in the other branch (here R need not be T).
+func.func @computed_reshape(%qkv: tensor<?x?x120xf32>, %rows: tensor<?xf32>) -> tensor<?x?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %qkv, %c0 : tensor<?x?x120xf32>
+  %t = tensor.dim %qkv, %c1 : tensor<?x?x120xf32>
+  %r = tensor.dim %rows, %c0 : tensor<?xf32>
+  %q2 = tensor.extract_slice %qkv[0, 0, 0] [%b, %t, 40] [1, 1, 1] : tensor<?x?x120xf32> to tensor<?x?x40xf32>
+  %k2 = tensor.extract_slice %qkv[0, 0, 40] [%b, %t, 40] [1, 1, 1] : tensor<?x?x120xf32> to tensor<?x?x40xf32>
+  %q = tensor.expand_shape %q2 [[0], [1], [2, 3]] output_shape [%b, %t, 2, 20] : tensor<?x?x40xf32> into tensor<?x?x2x20xf32>
+  %k = tensor.expand_shape %k2 [[0], [1], [2, 3]] output_shape [%b, %t, 2, 20] : tensor<?x?x40xf32> into tensor<?x?x2x20xf32>
+  %e1 = tensor.empty(%b, %t) : tensor<?x2x?x20xf32>
+  %qt = linalg.transpose ins(%q : tensor<?x?x2x20xf32>) outs(%e1 : tensor<?x2x?x20xf32>) permutation = [0, 2, 1, 3]
+  %e2 = tensor.empty(%b, %t) : tensor<?x2x20x?xf32>
+  %kt = linalg.transpose ins(%k : tensor<?x?x2x20xf32>) outs(%e2 : tensor<?x2x20x?xf32>) permutation = [0, 2, 3, 1]
+  %nheads = arith.constant 2 : index
+  %bh = arith.muli %b, %nheads : index
+  %bht = arith.muli %bh, %t : index
+  %n = arith.divui %bht, %r : index
+  %n64 = arith.index_cast %n : index to i64
+  %r64 = arith.index_cast %r : index to i64
+  %d64 = arith.constant 20 : i64
+  %qshape = tensor.from_elements %n64, %r64, %d64 : tensor<3xi64>
+  %kshape = tensor.from_elements %n64, %d64, %r64 : tensor<3xi64>
+  %qc = tensor.reshape %qt(%qshape) : (tensor<?x2x?x20xf32>, tensor<3xi64>) -> tensor<?x?x20xf32>
+  %kc = tensor.reshape %kt(%kshape) : (tensor<?x2x20x?xf32>, tensor<3xi64>) -> tensor<?x20x?xf32>
+  %es = tensor.empty(%n, %r, %r) : tensor<?x?x?xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %s = linalg.batch_matmul ins(%qc, %kc : tensor<?x?x20xf32>, tensor<?x20x?xf32>) outs(%fs : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %s : tensor<?x?x?xf32>
+}
+
 // The head-view dispatch slices (batch, head) matrices out of the 4-D operands: batch index / H, % H.
 
 // CHECK-LABEL: func.func @main(
@@ -130,6 +165,19 @@ func.func @from_matmul(%x: tensor<?x16xf32>, %w: tensor<16x120xf32>, %rows: tens
 // CHECK:         %[[KC:.+]] = tensor.collapse_shape %[[KT]]
 // CHECK:         call @ftuner_dispatch_batch_matmul_{{.*}}_av0213_z_f32(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?x?x?xf32>, tensor<?x?x?xf32>, tensor<?x?x?xf32>)
 // CHECK:         return %{{.+}}, %[[KT]] :
+// CHECK-LABEL: func.func @computed_reshape(
+// CHECK:         %[[QSHAPE:.+]] = tensor.from_elements %{{.+}}, %{{.+}}, %{{.+}} : tensor<3xi64>
+// CHECK:         %[[KSHAPE:.+]] = tensor.from_elements %{{.+}}, %{{.+}}, %{{.+}} : tensor<3xi64>
+// CHECK:         %[[R1:.+]] = tensor.extract %[[QSHAPE]][%{{.+}}] : tensor<3xi64>
+// CHECK:         arith.cmpi eq, %[[R1]], %{{.+}} : i64
+// CHECK:         %[[K1:.+]] = tensor.extract %[[KSHAPE]][%{{.+}}] : tensor<3xi64>
+// CHECK:         arith.cmpi eq, %[[K1]], %{{.+}} : i64
+// CHECK:         scf.if %{{.+}} -> (tensor<?x?x?xf32>) {
+// CHECK:           func.call @ftuner_dispatch_batch_matmul_{{.*}}_av0213_bv0231_z_f32(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x?x?x?xf32>, tensor<?x?x?x?xf32>, tensor<?x?x?xf32>)
+// CHECK:         } else {
+// CHECK:           linalg.transpose
+// CHECK:           tensor.reshape %{{.+}}(%[[QSHAPE]])
+// CHECK:           func.call @ftuner_dispatch_batch_matmul_{{.*}}_p2_z_f32(
 // The head-view dispatch slices (batch, head) matrices out of the 4-D operands: batch index / H, % H.
 // CHECK-LABEL: func.func private @ftuner_dispatch_batch_matmul_{{.*}}_av0213_bv0231_z_f32(
 // CHECK-SAME:      %[[A:[^:]+]]: tensor<?x?x?x?xf32>, %[[B:[^:]+]]: tensor<?x?x?x?xf32>, %{{[^:]+}}: tensor<?x?x?xf32>)

@@ -2,6 +2,7 @@
 (lowering/dispatch/head_views.py, codegen/matmul.HeadViews): compiled once, compared with float64 numpy at
 sequence lengths 1, primes and past one reduction block, on head dims that are and are not a multiple of
 the vector width, with and without torch-mlir's broadcast gather between transpose and matmul."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -125,3 +126,64 @@ def test_broadcast_gather_still_runs_when_it_broadcasts(rng):
         exe(qkv, random(rng, (rows,)), out=out)
         ref, scale = (_as_context(x, b, 2) for x in _reference(qkv, 2, 20, rows))
         assert_matches(out, ref, scale)
+
+
+def reshaped_scores(heads: int, d: int) -> str:
+    """(qkv [B, T, 3 * H * D], rows [R]) -> Q K^T as torch-mlir exports it with the batch dynamic: the
+    heads merged by `tensor.reshape`s to computed shapes [B * H * T / R, R, D] (and K^T's [., D, R]),
+    the batch merge view(B * H, -1, D) when R = T; any other R divides the rows differently (a valid
+    program the head views must not take: the versioned call's fallback)."""
+    w = heads * d
+    bthd, bhtd, bhdt = (f"tensor<?x?x{heads}x{d}xf32>", f"tensor<?x{heads}x?x{d}xf32>", f"tensor<?x{heads}x{d}x?xf32>")
+    return f"""
+func.func @main(%qkv: tensor<?x?x{3 * w}xf32>, %rows: tensor<?xf32>) -> tensor<?x?x?xf32> {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %qkv, %c0 : tensor<?x?x{3 * w}xf32>
+  %t = tensor.dim %qkv, %c1 : tensor<?x?x{3 * w}xf32>
+  %r = tensor.dim %rows, %c0 : tensor<?xf32>
+  %q2 = tensor.extract_slice %qkv[0, 0, 0] [%b, %t, {w}] [1, 1, 1] : tensor<?x?x{3 * w}xf32> to tensor<?x?x{w}xf32>
+  %k2 = tensor.extract_slice %qkv[0, 0, {w}] [%b, %t, {w}] [1, 1, 1] : tensor<?x?x{3 * w}xf32> to tensor<?x?x{w}xf32>
+  %q = tensor.expand_shape %q2 [[0], [1], [2, 3]] output_shape [%b, %t, {heads}, {d}] : tensor<?x?x{w}xf32> into {bthd}
+  %k = tensor.expand_shape %k2 [[0], [1], [2, 3]] output_shape [%b, %t, {heads}, {d}] : tensor<?x?x{w}xf32> into {bthd}
+  %e1 = tensor.empty(%b, %t) : {bhtd}
+  %qt = linalg.transpose ins(%q : {bthd}) outs(%e1 : {bhtd}) permutation = [0, 2, 1, 3]
+  %e2 = tensor.empty(%b, %t) : {bhdt}
+  %kt = linalg.transpose ins(%k : {bthd}) outs(%e2 : {bhdt}) permutation = [0, 2, 3, 1]
+  %nheads = arith.constant {heads} : index
+  %bh = arith.muli %b, %nheads : index
+  %bht = arith.muli %bh, %t : index
+  %n = arith.divui %bht, %r : index
+  %n64 = arith.index_cast %n : index to i64
+  %r64 = arith.index_cast %r : index to i64
+  %d64 = arith.constant {d} : i64
+  %qshape = tensor.from_elements %n64, %r64, %d64 : tensor<3xi64>
+  %kshape = tensor.from_elements %n64, %d64, %r64 : tensor<3xi64>
+  %qc = tensor.reshape %qt(%qshape) : ({bhtd}, tensor<3xi64>) -> tensor<?x?x{d}xf32>
+  %kc = tensor.reshape %kt(%kshape) : ({bhdt}, tensor<3xi64>) -> tensor<?x{d}x?xf32>
+  %es = tensor.empty(%n, %r, %r) : tensor<?x?x?xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  %s = linalg.batch_matmul ins(%qc, %kc : tensor<?x?x{d}xf32>, tensor<?x{d}x?xf32>) outs(%fs : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %s : tensor<?x?x?xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("precision", ["f32", "bf16"])
+def test_computed_reshapes_are_read_as_head_views_when_they_merge_batch_and_heads(rng, precision):
+    """The reshape is the batch merge (R = T): the head-view dispatch; R a proper divisor of T: the
+    reshape as it is, through the versioned call's other branch. Both from one compilation."""
+    heads, d = 3, 20
+    exe = ftuner_mlir.compile(reshaped_scores(heads, d), matmul_precision=precision)
+    rtol = 1e-4 if precision == "f32" else 1e-5      # bf16: the inputs rounded as the reference rounds them
+    for b, t, r in [(2, 7, 7), (1, 1, 1), (3, 12, 12), (3, 12, 4), (2, 6, 1), (1, 61, 61)]:
+        qkv = random(rng, (b, t, 3 * heads * d))
+        out = poisoned((b * heads * t // r, r, r))
+        exe(qkv, random(rng, (r,)), out=out)
+        x = qkv.astype(np.float64).reshape(b, t, 3, heads, d).transpose(2, 0, 3, 1, 4)
+        q = x[0].reshape(b * heads * t // r, r, d)                      # [B, H, T, D] read as [N, R, D]
+        kt = x[1].transpose(0, 1, 3, 2).reshape(b * heads * t // r, d, r)   # [B, H, D, T] read as [N, D, R]
+        if precision == "bf16":
+            q, kt = (v.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64) for v in (q, kt))
+        assert_matches(out, q @ kt, np.abs(q) @ np.abs(kt), rtol=rtol)

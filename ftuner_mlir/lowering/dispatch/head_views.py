@@ -37,7 +37,8 @@ class HeadOperand:
     source: ir.Value            # the 4-D tensor the transpose read
     perm: tuple[int, ...]       # the transpose's permutation
     condition: ir.Value | None  # the broadcast test of skip_identity_broadcasts' scf.if, if any
-    chain: list                 # transpose, [scf.if], collapse_shape, [tensor.cast]: in program order
+    chain: list                 # transpose, [scf.if], collapse_shape or reshape, [tensor.cast]: in order
+    reshape: object = None      # the tensor.reshape that merges batch and heads, when no collapse_shape does
 
 
 def _inside(op, container) -> bool:
@@ -49,17 +50,33 @@ def _inside(op, container) -> bool:
     return False
 
 
+def _merges_heads(op) -> bool:
+    """collapse_shape [[0, 1], [2], [3]], or a tensor.reshape from 4 dims to 3 whose last two sizes
+    may be the source's (torch-mlir's view(B * H, -1, D) with the batch dynamic: its shape is computed,
+    so the call is versioned on it, _merge_test)."""
+    if op.name == "tensor.collapse_shape":
+        return reassociation_groups(op) == _HEADS_GROUPS
+    if op.name != "tensor.reshape":
+        return False
+    source, result = (ir.RankedTensorType(v.type) for v in (op.operands[0], op.results[0]))
+    if source.rank != 4 or result.rank != 3:
+        return False
+    return all(ir.ShapedType.is_dynamic_size(a) or ir.ShapedType.is_dynamic_size(b) or a == b
+               for a, b in zip(result.shape[1:], source.shape[2:]))
+
+
 def _head_operand(value: ir.Value) -> HeadOperand | None:
-    """`value` as (tensor.cast of) collapse_shape [[0, 1], [2], [3]] of (an scf.if yielding, in its then
-    branch,) a linalg.transpose of a 4-D tensor, all in one block, each value read only by the next
-    (the transpose also by tensor.dims); else None."""
+    """`value` as (tensor.cast of) collapse_shape [[0, 1], [2], [3]] (or a reshape that may be one) of
+    (an scf.if yielding, in its then branch,) a linalg.transpose of a 4-D tensor, all in one block, each
+    value read only by the next (the transpose also by tensor.dims); else None."""
     chain = []
     op = defining_op(value)
     if op is not None and op.name == "tensor.cast":
         chain.append(op)
         op = defining_op(op.operands[0])
-    if op is None or op.name != "tensor.collapse_shape" or reassociation_groups(op) != _HEADS_GROUPS:
+    if op is None or not _merges_heads(op):
         return None
+    reshape = op if op.name == "tensor.reshape" else None
     chain.append(op)
     op = defining_op(op.operands[0])
     condition = None
@@ -90,7 +107,23 @@ def _head_operand(value: ir.Value) -> HeadOperand | None:
             if producer is transpose and user.operation.name == "tensor.dim":
                 continue
             return None
-    return HeadOperand(transpose.operands[0], perm, condition, chain)
+    return HeadOperand(transpose.operands[0], perm, condition, chain, reshape)
+
+
+def _merge_test(head: HeadOperand) -> ir.Value:
+    """Whether the head operand's reshape is the collapse [[0, 1], [2], [3]]: its last two sizes (from
+    its shape operand) are the transposed tensor's (its destination's); the element count then makes
+    its first B * H."""
+    shape, destination = head.reshape.operands[1], head.chain[0].operands[1]
+    i64, same = ir.IntegerType.get_signless(64), None
+    for d in (1, 2):
+        size = tensor.ExtractOp(shape, [index(d)]).result
+        if size.type != i64:
+            size = arith.IndexCastOp(i64, size).result
+        wanted = arith.IndexCastOp(i64, dim(destination, index(d + 1))).result
+        equal = arith.CmpIOp(arith.CmpIPredicate.eq, size, wanted).result
+        same = equal if same is None else arith.AndIOp(same, equal).result
+    return same
 
 
 def _dims_of_destination(transpose) -> None:
@@ -227,6 +260,7 @@ def _rewrite(call, callee: str, heads: tuple, out: HeadResult | None) -> None:
             called = func.CallOp([_dynamic_type(result_type)], ir.FlatSymbolRefAttr.get(callee), operands)
             return cast(called.results[0], result_type)
         conditions = [head.condition for head in found if head.condition is not None]
+        conditions += [_merge_test(head) for head in found if head.reshape is not None]
         if not conditions:
             final.replace_all_uses_with(fast())
             for op in reversed([call] + (out.chain if out else [])):

@@ -37,7 +37,7 @@ ONE, ROW = "one", "row"        # a dim of a row value: size 1, or the row itself
 _VIEWS = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(eq=False)       # members key dicts by identity: an op's own hash changes as it is edited
 class RowOp:
     op: object
     leading: list           # the loops over rows, in order (static unit loops left out)
@@ -275,7 +275,7 @@ class _Storage:
 
 
 def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
-    """The loop's shared outputs; per row op's result, the storage it is written to; per row op that
+    """The loop's shared outputs; per row op's result, the storage it is written to; per RowOp that
     reuses a storage, the value it overwrites there."""
     members = group.members
     last_read = {}
@@ -300,7 +300,7 @@ def _plan(group: _Group, escaping: dict) -> tuple[list, dict, dict]:
             chosen = _Storage(out, amap, member)
             storages.append(chosen)
         else:
-            previous[op.operation] = chosen.current
+            previous[member] = chosen.current
         chosen.current = op.results[0]
         chosen.escapes |= op.results[0] in escaping
         where[op.results[0]] = chosen
@@ -410,8 +410,8 @@ def _fuse(group: _Group, block) -> bool:
         op.move_before(serial_yield)
         if isinstance(member, RowOp):
             op.attributes[ROW_CHAIN_ATTR] = ir.UnitAttr.get()
-            if op in previous:      # written over the value it replaces, as in the loop: no extra buffer
-                op.operands[len(op.operands) - 1] = previous[op]
+            if member in previous:      # written over the value it replaces, as in the loop: no extra buffer
+                op.operands[len(op.operands) - 1] = previous[member]
     return True
 
 

@@ -29,3 +29,25 @@ func.func @f64_exp(%x: f64) -> f64 {
 // CHECK:         return %{{.+}}, %{{.+}}, %{{.+}}, %[[CUBE]] : f32, f32, f32, f32
 // CHECK-LABEL: func.func @f64_exp(
 // CHECK:         math.exp %{{.+}} : f64
+
+// An f32 division by a constant becomes a multiplication by its reciprocal (GELU's x / sqrt(2)); not
+// by a variable, not by a constant whose reciprocal is not a normal f32, not in f64.
+func.func @divisions(%x: f32, %y: f32, %z: f64) -> (f32, f32, f32, f64) {
+  %sqrt2 = arith.constant 1.41421354 : f32
+  %tiny = arith.constant 1.0e-39 : f32
+  %c = arith.constant 3.0 : f64
+  %a = arith.divf %x, %sqrt2 : f32
+  %b = arith.divf %x, %y : f32
+  %d = arith.divf %x, %tiny : f32
+  %e = arith.divf %z, %c : f64
+  return %a, %b, %d, %e : f32, f32, f32, f64
+}
+
+// CHECK-LABEL: func.func @divisions(
+// CHECK-SAME:      %[[X:[^:]+]]: f32, %[[Y:[^:]+]]: f32, %[[Z:[^:]+]]: f64)
+// CHECK-DAG:     %[[R:.+]] = arith.constant 0.707106769 : f32
+// CHECK-DAG:     %[[A:.+]] = arith.mulf %[[X]], %[[R]] : f32
+// CHECK-DAG:     %[[B:.+]] = arith.divf %[[X]], %[[Y]] : f32
+// CHECK-DAG:     %[[D:.+]] = arith.divf %[[X]], %{{.+}} : f32
+// CHECK-DAG:     %[[E:.+]] = arith.divf %[[Z]], %{{.+}} : f64
+// CHECK:         return %[[A]], %[[B]], %[[D]], %[[E]] :

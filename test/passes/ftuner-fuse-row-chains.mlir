@@ -143,7 +143,10 @@ func.func @masked_softmax(%a: tensor<?x4x?x?xf32>, %keep: tensor<?x1x?x?xi8>) ->
 // CHECK-NOT:         linalg.generic
 // CHECK:             vector.reduction <add>
 // CHECK-NOT:         linalg.generic
-// CHECK:             arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
+// The mean divides by the row length: one scalar reciprocal, a vector multiplication.
+// CHECK:             arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK-NOT:         arith.divf %{{.*}} : vector
+// CHECK:             arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NOT:         linalg.generic
 // CHECK:             vector.reduction <add>
 // CHECK-NOT:         linalg.generic

@@ -1,5 +1,5 @@
 """f32 `math.exp`, `math.erf` and `math.tanh` as polynomials in arith ops; `math.fpowi` by a constant
-as multiplications.
+as multiplications; f32 division by a constant as multiplication by its reciprocal.
 
 Lowered as they come, these ops are scalar libm calls (`expf`, `erff`, `tanhf`), and a call in a loop
 body stops LLVM's loop vectorizer: GELU and softmax ran one element at a time (measured on one BERT
@@ -22,7 +22,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as math_d
 
-from ...ir.walk import integer_constant, walk
+from ...ir.walk import defining_op, integer_constant, walk
 
 LOG2E = 1.44269504088896341
 LN2_HI, LN2_LO = 0.693359375, -2.12194440e-4            # ln 2 = hi + lo; n * hi is exact in f32
@@ -125,6 +125,7 @@ def tanh(f: _F32, x: ir.Value) -> ir.Value:
 
 
 APPROXIMATIONS = {"math.exp": exp, "math.erf": erf, "math.tanh": tanh}
+F32_MIN_NORMAL, F32_MAX = 2.0 ** -126, 3.4028234663852886e38
 MAX_EXPANDED_POWER = 16          # |n| beyond: the powi call stays (at most 8 multiplications below)
 
 
@@ -155,10 +156,41 @@ def expand_constant_powers(module_op) -> None:
         op.operation.erase()
 
 
+def _f32_constant(value) -> float | None:
+    """The float an f32 `arith.constant` scalar defines `value` as, else None."""
+    owner = defining_op(value)
+    if owner is None or owner.name != "arith.constant" or not isinstance(owner.attributes["value"], ir.FloatAttr):
+        return None
+    return ir.FloatAttr(owner.attributes["value"]).value if value.type == ir.F32Type.get() else None
+
+
+def _normal_f32(x: float) -> bool:
+    return math.isfinite(x) and F32_MIN_NORMAL <= abs(x) <= F32_MAX
+
+
+def multiply_by_reciprocals(module_op) -> None:
+    """Every scalar f32 division by a constant c as a multiplication by 1 / c (rounded to f32), where both
+    are normal numbers: a vector division costs about ten multiplications (GELU's x / sqrt(2) on
+    every element of FFN1's output). The result may differ from x / c in the last bit, as ATen's own
+    GELU does (it multiplies by M_SQRT1_2)."""
+    for op in [op for op in walk(module_op) if op.operation.name == "arith.divf"]:
+        c = _f32_constant(op.operands[1])
+        if c is None or not _normal_f32(c) or not _normal_f32(1.0 / c):
+            continue
+        with ir.InsertionPoint(op), op.location:
+            reciprocal = arith.ConstantOp(op.operands[1].type, 1.0 / c).result
+            product = arith.MulFOp(op.operands[0], reciprocal)
+            if "fastmath" in op.attributes:
+                product.attributes["fastmath"] = op.attributes["fastmath"]
+        op.results[0].replace_all_uses_with(product.result)
+        op.operation.erase()
+
+
 def approximate_math(module_op) -> None:
-    """Replace every scalar f32 exp / erf / tanh of the module by its polynomial, and every fpowi by a
-    constant by multiplications."""
+    """Replace every scalar f32 exp / erf / tanh of the module by its polynomial, every fpowi by a
+    constant by multiplications, and every f32 division by a constant by a multiplication."""
     expand_constant_powers(module_op)
+    multiply_by_reciprocals(module_op)
     f32 = ir.F32Type.get(module_op.context)
     for op in [op for op in walk(module_op) if op.operation.name in APPROXIMATIONS]:
         if op.results[0].type != f32:

@@ -17,7 +17,8 @@ ran at a quarter of the row sum's speed). Here:
 
 The body's ops that depend on a value read along the row become the same ops on vectors (arith and
 math ops); ops that do not (a mask element picked by the row's index, constants, a per-row mean) are
-computed once before the loop and broadcast. A boolean mask read along the row (an attention mask's
+computed once before the loop and broadcast; a division by such a value (a softmax's row sum) is a
+multiplication by its reciprocal. A boolean mask read along the row (an attention mask's
 select) is read as vectors of i1 (bytes in memory: narrow_types.py). A gather along a table's row (an embedding lookup:
 `tensor.extract` at indices fixed for the row and the row's index last) is one vector read of that
 row. Any other body (another use of the index along the row, a gather across rows) is left as it was.
@@ -186,11 +187,27 @@ class _RowBody:
                 mapping[inner.results[0]] = read_vector(_vector_of(element, lanes), table,
                                                         [hoisted.get(v, v) for v in at[:-1]] + [k], _zero(element), mask)
                 continue
+            if inner.operation.name == "arith.divf" and inner.operands[1] not in self.varying:
+                mapping[inner.results[0]] = _times_reciprocal(vec(inner.operands[0]), hoisted.get(
+                    inner.operands[1], inner.operands[1]), inner.operation)
+                continue
             made = ir.Operation.create(inner.operation.name, results=[_vector_of(inner.results[0].type, lanes)],
                                        operands=[vec(v) for v in inner.operands],
                                        attributes=_attributes(inner.operation))
             mapping[inner.results[0]] = made.results[0]
         return vec
+
+
+def _times_reciprocal(numerator: ir.Value, divisor: ir.Value, division) -> ir.Value:
+    """numerator / divisor, the divisor the same all along the row (a softmax's row sum): a multiplication
+    by its reciprocal, one scalar division that LLVM hoists out of the row's loop (as ATen's softmax
+    multiplies by 1 / sum)."""
+    one = arith.ConstantOp(divisor.type, ir.FloatAttr.get(divisor.type, 1.0)).result
+    reciprocal = ir.Operation.create("arith.divf", results=[divisor.type], operands=[one, divisor],
+                                     attributes=_attributes(division)).results[0]
+    lanes = vector.BroadcastOp(numerator.type, reciprocal).result
+    return ir.Operation.create("arith.mulf", results=[numerator.type], operands=[numerator, lanes],
+                               attributes=_attributes(division)).results[0]
 
 
 def _is_i1(t: ir.Type) -> bool:

@@ -49,7 +49,8 @@ class DropFusedProducers(ModulePass):
 @dataclasses.dataclass(frozen=True)
 class ApproximateMath(ModulePass):
     name = "ftuner-approximate-math"
-    summary = "f32 exp, erf and tanh as vectorizable polynomials (libm calls stay scalar)"
+    summary = ("f32 exp, erf and tanh as vectorizable polynomials (libm calls stay scalar); powers and f32 "
+               "divisions by constants as multiplications")
 
     def apply(self, module_op) -> None:
         math_approx.approximate_math(module_op)

@@ -115,6 +115,49 @@ func.func @masked_softmax(%a: tensor<?x4x?x?xf32>, %keep: tensor<?x1x?x?xi8>) ->
   return %r, %dropped : tensor<?x4x?x?xf32>, tensor<?x1x?x?xf32>
 }
 
+// torch's decomposed softmax (exp of the scores minus their max, a sum, a division by the sum broadcast
+// over the row): the division becomes one reciprocal per row and a vector multiplication.
+#row2 = affine_map<(d0, d1) -> (d0, 0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @divided_softmax(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %k = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e1 = tensor.empty(%n) : tensor<?x1xf32>
+  %f1 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %max = linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<?x?xf32>) outs(%f1 : tensor<?x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<?x1xf32>
+  %e = tensor.empty(%n, %k) : tensor<?x?xf32>
+  %exp = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<?x?xf32>, tensor<?x1xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %v = math.exp %d : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x1xf32>) -> tensor<?x1xf32>
+  %sum = linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<?x?xf32>) outs(%f2 : tensor<?x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.addf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<?x1xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<?x?xf32>, tensor<?x1xf32>) outs(%e : tensor<?x?xf32>) {
+  ^bb0(%a: f32, %s: f32, %o: f32):
+    %v = arith.divf %a, %s : f32
+    linalg.yield %v : f32
+  } -> tensor<?x?xf32>
+  return %p : tensor<?x?xf32>
+}
+
 // CHECK-LABEL: func.func @softmax(
 // CHECK:         %[[BIG:.+]] = arith.cmpi uge, %{{.*}}, %c32768{{.*}} : index
 // CHECK:         scf.if %[[BIG]] -> (tensor<?x4x?x?xf32>) {
@@ -174,3 +217,13 @@ func.func @masked_softmax(%a: tensor<?x4x?x?xf32>, %keep: tensor<?x1x?x?xi8>) ->
 // CHECK:         } else {
 // CHECK-COUNT-5:   linalg.generic {{.*}}ftuner.row_chain
 // CHECK:           scf.yield
+// CHECK-LABEL: func.func @divided_softmax(
+// CHECK:           scf.forall
+// CHECK:             vector.reduction <maximumf>
+// CHECK:             vector.reduction <add>
+// CHECK:             %[[R:.+]] = arith.divf %{{.*}}, %{{.*}} : f32
+// CHECK:             scf.for
+// CHECK:               %[[RV:.+]] = vector.broadcast %[[R]] : f32 to vector<16xf32>
+// CHECK:               arith.mulf %{{.*}}, %[[RV]] : vector<16xf32>
+// CHECK-NOT:         arith.divf {{.*}} : vector<16xf32>
+// CHECK:             scf.forall.in_parallel

@@ -1,5 +1,5 @@
 """Row ops fused into one loop over rows (lowering/loops/row_chains.py) with their rows as vector code
-(lowering/loops/row_vectors.py) compute what the separate ops did: a softmax and a layer norm (the lit
+(lowering/loops/row_vectors.py) compute what the separate ops did: softmaxes and a layer norm (the lit
 test's functions, test/passes/ftuner-fuse-row-chains.mlir, which checks the fused IR) against
 float64 numpy on poisoned outputs, for rows of 1, of fewer than a vector, of exact vectors and of
 vectors plus a rest, with -inf and NaN entries, on both sides of the parallel threshold (the fused
@@ -33,6 +33,16 @@ def softmax64(x):
 def test_softmax(exe, rng, batch, t, s):
     x = 4 * random(rng, (batch, 4, t, s))
     got = exe["softmax"](x, out=poisoned(x.shape))
+    assert_matches(got, softmax64(x), np.ones(x.shape))
+
+
+@pytest.mark.parametrize("n", [1, 7, 300])
+@pytest.mark.parametrize("s", ROWS)
+def test_softmax_divided_by_its_row_sum(exe, rng, n, s):
+    """torch's decomposed softmax: the division by the row sum runs as a multiplication by its reciprocal
+    (row_vectors.py), within float tolerance of float64."""
+    x = 4 * random(rng, (n, s))
+    got = exe["divided_softmax"](x, out=poisoned(x.shape))
     assert_matches(got, softmax64(x), np.ones(x.shape))
 
 

@@ -40,6 +40,7 @@ REASSOCIABLE = ("arith.addf", "arith.mulf")
 COMBINERS = {"arith.addf": ("add", -0.0), "arith.mulf": ("mul", 1.0),
              "arith.maximumf": ("maximumf", -math.inf), "arith.minimumf": ("minimumf", math.inf),
              "arith.maxnumf": ("maxnumf", -math.inf), "arith.minnumf": ("minnumf", math.inf)}
+_RECIPROCAL = "reciprocal"      # hoisted[_RECIPROCAL, division's result]: its divisor's reciprocal
 ACCUMULATORS = 4        # partial vectors in flight: a vector maximumf is several instructions long
 _VECTOR_DIALECTS = ("arith.", "math.")
 _SCALAR_ONLY = {"math.fpowi", "math.ipowi"}     # an integer exponent that LLVM takes as a scalar only
@@ -144,6 +145,10 @@ class _RowBody:
             if not along:
                 mapping[argument] = tensor.ExtractOp(operand, indices(amap, None, self.last)).result
         for inner in list(self.block.operations)[:-1]:
+            if self._divides_by_invariant(inner):
+                mapping[_RECIPROCAL, inner.results[0]] = _reciprocal(
+                    mapping.get(inner.operands[1], inner.operands[1]), inner.operation)
+                continue
             if self._skipped(inner) or (inner.results and inner.results[0] in self.varying):
                 continue
             if inner.operation.name == "linalg.index":      # a loop of extent 1 in a row tile
@@ -155,6 +160,11 @@ class _RowBody:
             if inner.results:                               # an assert on the row's index is checked once
                 mapping[inner.results[0]] = clone.results[0]
         return mapping
+
+    def _divides_by_invariant(self, inner) -> bool:
+        """A division of a value that varies along the row by one that does not (a softmax's row sum)."""
+        return (not self._skipped(inner) and inner.operation.name == "arith.divf" and
+                inner.results[0] in self.varying and inner.operands[1] not in self.varying)
 
     def vectorized(self, hoisted: dict, k: ir.Value, mask, lanes: int, carried=None):
         """The varying part on `lanes` elements from row position k (under `mask`); returns the vector
@@ -187,9 +197,12 @@ class _RowBody:
                 mapping[inner.results[0]] = read_vector(_vector_of(element, lanes), table,
                                                         [hoisted.get(v, v) for v in at[:-1]] + [k], _zero(element), mask)
                 continue
-            if inner.operation.name == "arith.divf" and inner.operands[1] not in self.varying:
-                mapping[inner.results[0]] = _times_reciprocal(vec(inner.operands[0]), hoisted.get(
-                    inner.operands[1], inner.operands[1]), inner.operation)
+            if self._divides_by_invariant(inner):
+                reciprocal = vector.BroadcastOp(_vector_of(inner.results[0].type, lanes),
+                                                hoisted[_RECIPROCAL, inner.results[0]]).result
+                mapping[inner.results[0]] = ir.Operation.create(
+                    "arith.mulf", results=[reciprocal.type], operands=[vec(inner.operands[0]), reciprocal],
+                    attributes=_attributes(inner.operation)).results[0]
                 continue
             made = ir.Operation.create(inner.operation.name, results=[_vector_of(inner.results[0].type, lanes)],
                                        operands=[vec(v) for v in inner.operands],
@@ -198,15 +211,11 @@ class _RowBody:
         return vec
 
 
-def _times_reciprocal(numerator: ir.Value, divisor: ir.Value, division) -> ir.Value:
-    """numerator / divisor, the divisor the same all along the row (a softmax's row sum): a multiplication
-    by its reciprocal, one scalar division that LLVM hoists out of the row's loop (as ATen's softmax
-    multiplies by 1 / sum)."""
+def _reciprocal(divisor: ir.Value, division) -> ir.Value:
+    """1 / divisor, once before the row's loop: the row is then multiplied by it (as ATen's softmax
+    multiplies by 1 / sum; within an ulp of the division, for divisors above the smallest normal)."""
     one = arith.ConstantOp(divisor.type, ir.FloatAttr.get(divisor.type, 1.0)).result
-    reciprocal = ir.Operation.create("arith.divf", results=[divisor.type], operands=[one, divisor],
-                                     attributes=_attributes(division)).results[0]
-    lanes = vector.BroadcastOp(numerator.type, reciprocal).result
-    return ir.Operation.create("arith.mulf", results=[numerator.type], operands=[numerator, lanes],
+    return ir.Operation.create("arith.divf", results=[divisor.type], operands=[one, divisor],
                                attributes=_attributes(division)).results[0]
 
 

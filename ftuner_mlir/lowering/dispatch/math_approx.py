@@ -22,6 +22,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as math_d
 
+from ...ir.build import float_constant
 from ...ir.walk import defining_op, integer_constant, walk
 
 LOG2E = 1.44269504088896341
@@ -178,8 +179,7 @@ def multiply_by_reciprocals(module_op) -> None:
         if c is None or not _normal_f32(c) or not _normal_f32(1.0 / c):
             continue
         with ir.InsertionPoint(op), op.location:
-            reciprocal = arith.ConstantOp(op.operands[1].type, 1.0 / c).result
-            product = arith.MulFOp(op.operands[0], reciprocal)
+            product = arith.MulFOp(op.operands[0], float_constant(op.operands[1].type, 1.0 / c))
             if "fastmath" in op.attributes:
                 product.attributes["fastmath"] = op.attributes["fastmath"]
         op.results[0].replace_all_uses_with(product.result)

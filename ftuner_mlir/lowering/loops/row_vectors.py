@@ -30,7 +30,7 @@ import math
 from mlir import ir
 from mlir.dialects import arith, scf, tensor, vector
 
-from ...ir.build import index, loop_extent, read_vector, write_vector
+from ...ir.build import float_constant, index, loop_extent, read_vector, write_vector
 from ...ir.match import affine_maps, iterator_kinds, reads_output
 from ...ir.walk import defining_op, integer_constant
 
@@ -214,7 +214,7 @@ class _RowBody:
 def _reciprocal(divisor: ir.Value, division) -> ir.Value:
     """1 / divisor, once before the row's loop: the row is then multiplied by it (as ATen's softmax
     multiplies by 1 / sum; within an ulp of the division, for divisors above the smallest normal)."""
-    one = arith.ConstantOp(divisor.type, ir.FloatAttr.get(divisor.type, 1.0)).result
+    one = float_constant(divisor.type, 1.0)
     return ir.Operation.create("arith.divf", results=[divisor.type], operands=[one, divisor],
                                attributes=_attributes(division)).results[0]
 

@@ -206,20 +206,6 @@ def _read(width: int, element: ir.Type, source, indices, mask=None) -> ir.Value:
     return read_vector(ir.VectorType.get([width], element), source, indices, float_constant(element), mask)
 
 
-def _read_bits(source, row0, col0, rows: int, cols: int, rows_left, cols_left, bits: int) -> ir.Value:
-    """A [rows x cols * 16 / bits] vector of `bits`-wide integers holding the bf16 block of `source` at
-    (row0, col0), zeros past `rows_left` rows and `cols_left` columns: one masked row read each, made
-    integers at once (bf16 lanes moved through control flow or one by one would go through fp32)."""
-    row_type = ir.VectorType.get([cols * 16 // bits], ir.IntegerType.get_signless(bits))
-    block_type = ir.VectorType.get([rows] + row_type.shape, row_type.element_type)
-    out = arith.ConstantOp(block_type, ir.DenseElementsAttr.get_splat(
-        block_type, ir.IntegerAttr.get(row_type.element_type, 0))).result
-    for r in range(rows):
-        line = _read_row_bits(source, row0, col0, r, cols, rows_left, cols_left)
-        out = vector.InsertOp(line if bits == 16 else vector.BitCastOp(row_type, line).result, out, [], [r]).result
-    return out
-
-
 def _read_row_bits(source, row0, col0, r: int, cols: int, rows_left, cols_left) -> ir.Value:
     """Row r of the bf16 block at (row0, col0) as `cols` i16 (zeros past the block's edges)."""
     live = arith.SelectOp(cmp(_UGT, rows_left, index(r)), cols_left, index(0)).result
@@ -249,43 +235,111 @@ def _mul(x, c: int) -> ir.Value:
 def emit_pack(aset: Bf16Set):
     """B's columns j0..j0+bn, all K rows (of B as K x N; of B^T as N x K) -> VNNI panels: panel p, K step
     s at panel row p * half + 16 s holds 16 columns x 32 K as [16 K pairs][16 columns x 2] (half: K
-    rounded up to 32, over 2). Reads past B are masked off and give zeros (the padding the edge tiles
-    multiply by)."""
-    bf16, i32 = _bf16(), ir.IntegerType.get_signless(32)
+    rounded up to 32, over 2). The interior (whole panels, whole K steps) is read with plain loads, B as
+    K x N two panels a row (64 bytes); the rim (the last partial K step, the panels past the interior)
+    under masks: reads past B give zeros (the padding the edge tiles multiply by). A weight packed per
+    call is most of a small-M product's time (Dense 16 x 768 x 2304, one thread, Sapphire Rapids: the
+    pack took ~90% of the call; masks on every row and a vector.transpose made it ~2x slower)."""
+    width = 1 if aset.transpose_b else 2        # panels an interior step covers
 
     def body(b, panels, j0, bn, kk, half):
         zero, one = index(0), index(1)
         count = arith.CeilDivUIOp(bn, index(N_TILE)).result
         steps = arith.CeilDivUIOp(kk, index(K_STEP)).result
+        full_steps = arith.DivUIOp(kk, index(K_STEP)).result
+        interior = _mul(arith.DivUIOp(bn, index(N_TILE * width)).result, width)    # panels
+        at = _PackPlace(b, panels, j0, half)
 
-        def panel(p, _):
-            col = _mul(p, N_TILE)
-            cols_left = arith.SubIOp(bn, col).result
-
-            def step(s, _):
-                k = _mul(s, K_STEP)
-                k_left = arith.SubIOp(kk, k).result
-                if aset.transpose_b:            # 16 columns x 32 K, K pairs adjacent: a 16x16 transpose of pairs
-                    pairs = _read_bits(b, _add(j0, col), k, N_TILE, K_STEP, cols_left, k_left, 32)
-                    moved = vector.TransposeOp(ir.VectorType.get([N_TILE, N_TILE], i32), pairs, [1, 0]).result
-                    vnni = vector.BitCastOp(ir.VectorType.get([N_TILE, K_STEP], bf16), moved).result
-                else:                           # 32 K x 16 columns: interleave each pair of K rows
-                    at = [k, _add(j0, col)]
-                    rows = [_read_row_bits(b, *at, r, N_TILE, k_left, cols_left) for r in range(K_STEP)]
-                    for r in range(N_TILE):
-                        pair = vector.InterleaveOp(rows[2 * r], rows[2 * r + 1]).result
-                        _write(arith.BitcastOp(ir.VectorType.get([K_STEP], bf16), pair).result, panels,
-                               [_add(arith.MulIOp(p, half).result, _add(_mul(s, TILE_ROWS), index(r))), zero])
-                    return []
-                _write(vnni, panels, [_add(arith.MulIOp(p, half).result, _mul(s, TILE_ROWS)), zero])
-                return []
-            for_loop(zero, steps, one, [], step)
-            return []
-        for_loop(zero, count, one, [], panel)
+        def steps_of(p_lo, p_hi, p_step, s_lo, s_hi, emit):
+            for_loop(p_lo, p_hi, index(p_step), [],
+                     lambda p, _: for_loop(s_lo, s_hi, one, [], lambda s, _: emit(p, s) or []) or [])
+        plain = _pack_plain_transposed if aset.transpose_b else _pack_plain_pair
+        steps_of(zero, interior, width, zero, full_steps, lambda p, s: plain(at, p, s))
+        rim = lambda p, s: _pack_masked(aset, at, p, s, bn, kk)
+        steps_of(zero, interior, 1, full_steps, steps, rim)
+        steps_of(interior, count, 1, zero, steps, rim)
         return []
     index_type = ir.IndexType.get()
-    return private_function(pack_name(aset), [operand_type(bf16), _panel_view()] + [index_type] * 4, [],
+    return private_function(pack_name(aset), [operand_type(_bf16()), _panel_view()] + [index_type] * 4, [],
                             {AMX_PACK_ATTR: ir.UnitAttr.get()}, body)
+
+
+class _PackPlace(NamedTuple):
+    """What the pack reads and writes: B, the panels, B's first column, the panels' height."""
+    b: ir.Value
+    panels: ir.Value
+    j0: ir.Value
+    half: ir.Value
+
+    def row(self, p, s, r: int = 0) -> ir.Value:
+        """Panel p's row of K step s's K pair r."""
+        return _add(arith.MulIOp(p, self.half).result, _mul(s, TILE_ROWS), index(r))
+
+
+def _i16(width: int) -> ir.VectorType:
+    return ir.VectorType.get([width], ir.IntegerType.get_signless(16))
+
+
+def _pack_plain_pair(at: _PackPlace, p, s) -> None:
+    """B as K x N, panels p and p + 1, K step s, all in B: each K pair's two rows read as 32 columns,
+    interleaved, the halves written to the two panels."""
+    k, col = _mul(s, K_STEP), _add(at.j0, _mul(p, N_TILE))
+    for r in range(TILE_ROWS):
+        pair = [arith.BitcastOp(_i16(2 * N_TILE), _read(2 * N_TILE, _bf16(), at.b, [_add(k, index(2 * r + h)), col])).result
+                for h in (0, 1)]
+        both = vector.InterleaveOp(*pair).result
+        for h in (0, 1):
+            side = vector.ExtractStridedSliceOp(_i16(K_STEP), both, [h * K_STEP], [K_STEP], [1]).result
+            _write(arith.BitcastOp(ir.VectorType.get([K_STEP], _bf16()), side).result, at.panels,
+                   [at.row(_add(p, index(h)) if h else p, s, r), index(0)])
+
+
+def _pack_plain_transposed(at: _PackPlace, p, s) -> None:
+    """B^T as N x K, panel p, K step s, all in B: 16 columns' 32 K, plain loads."""
+    k, col = _mul(s, K_STEP), _add(at.j0, _mul(p, N_TILE))
+    _write_transposed(at, p, s, [_read(K_STEP, _bf16(), at.b, [_add(col, index(r)), k]) for r in range(N_TILE)])
+
+
+def _write_transposed(at: _PackPlace, p, s, columns: list) -> None:
+    """Panel p's K step s from 16 columns of 32 K each: their K pairs (as i32) transposed."""
+    i32_row = ir.VectorType.get([N_TILE], ir.IntegerType.get_signless(32))
+    pairs = [vector.BitCastOp(i32_row, column).result for column in columns]
+    for r, row in enumerate(_transpose_16(pairs)):
+        _write(vector.BitCastOp(ir.VectorType.get([K_STEP], _bf16()), row).result, at.panels, [at.row(p, s, r), index(0)])
+
+
+def _transpose_16(rows: list) -> list:
+    """The 16 x 16 transpose of 16 vectors of 16 lanes: four stages of two-source shuffles, stage d
+    swapping bit d of the row and the lane index (64 shuffles; a vector.transpose of the block let LLVM
+    rebuild every row from 16 narrowed loads and blends, 3x slower)."""
+    n = len(rows)
+    d = 1
+    while d < n:
+        out = list(rows)
+        for r in range(n):
+            if r & d:
+                continue
+            low = [c if not c & d else n + (c ^ d) for c in range(n)]
+            high = [c | d if not c & d else n + c for c in range(n)]
+            out[r] = vector.ShuffleOp(rows[r], rows[r | d], low).result
+            out[r | d] = vector.ShuffleOp(rows[r], rows[r | d], high).result
+        rows, d = out, 2 * d
+    return rows
+
+
+def _pack_masked(aset: Bf16Set, at: _PackPlace, p, s, bn, kk) -> None:
+    """Panel p, K step s, reads past B's bn columns and kk rows masked off (zeros)."""
+    col, k = _mul(p, N_TILE), _mul(s, K_STEP)
+    cols_left, k_left = arith.SubIOp(bn, col).result, arith.SubIOp(kk, k).result
+    if aset.transpose_b:            # 16 columns x 32 K, K pairs adjacent
+        _write_transposed(at, p, s, [_read_row_bits(at.b, _add(at.j0, col), k, r, K_STEP, cols_left, k_left)
+                                     for r in range(N_TILE)])
+        return
+    # 32 K x 16 columns: interleave each pair of K rows
+    rows = [_read_row_bits(at.b, k, _add(at.j0, col), r, N_TILE, k_left, cols_left) for r in range(K_STEP)]
+    for r in range(N_TILE):
+        pair = vector.InterleaveOp(rows[2 * r], rows[2 * r + 1]).result
+        _write(arith.BitcastOp(ir.VectorType.get([K_STEP], _bf16()), pair).result, at.panels, [at.row(p, s, r), index(0)])
 
 
 class _StripOperands(NamedTuple):

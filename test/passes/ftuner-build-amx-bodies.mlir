@@ -28,7 +28,20 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // CHECK:           call @ftuner_amx_rows_4_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_2_n32_kc256_z(
 // CHECK:           call @ftuner_amx_rows_1_n32_kc256_z(
+// The transposing pack: the interior (whole panels, whole K steps) by 16 plain loads of 32 K, their K
+// pairs transposed as 16 x 16 i32 in 64 two-source shuffles, 16 panel rows stored; then the rim (the
+// partial K step, the panels past the interior) the same under masks (reads past B give zeros).
 // CHECK-LABEL: func.func private @ftuner_vnni_pack_bt(
+// CHECK:         scf.for
+// CHECK-NEXT:      scf.for
+// CHECK-NOT:         vector.create_mask
+// CHECK-COUNT-16:    vector.transfer_read %arg0[%{{.+}}, %{{.+}}], %{{[^,]+}} {in_bounds = [true]} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, vector<32xbf16>
+// CHECK-COUNT-64:    vector.shuffle {{.*}} : vector<16xi32>, vector<16xi32>
+// CHECK-COUNT-16:    vector.transfer_write {{.*}} : vector<32xbf16>, memref<?x32xbf16, strided<[32, 1], offset: ?>>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             %[[LIVE:.+]] = vector.create_mask %{{.+}} : vector<32xi1>
+// CHECK:             vector.transfer_read %arg0[%{{.+}}, %{{.+}}], %{{[^,]+}}, %[[LIVE]] {in_bounds = [true]}
 // The 32-row strip: 2x2 C tiles zeroed on the first K chunk, carried through the K loop.
 // CHECK-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_z(
 // CHECK:         amx.tile_zero : !amx.tile<16x16xf32>

@@ -40,7 +40,8 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // BODY:           call @ftuner_amx_rows_1_n32_kc256_z
 // BODY-NOT:       linalg.matmul
 // BODY-LABEL: func.func private @ftuner_vnni_pack_bt(
-// BODY:         vector.transpose {{.*}} [1, 0] : vector<16x16xi32> to vector<16x16xi32>
+// BODY:         vector.transfer_read %{{.*}} {in_bounds = [true]} : memref<?x?xbf16, strided<[?, 1], offset: ?>>, vector<32xbf16>
+// BODY-COUNT-64: vector.shuffle {{.*}} : vector<16xi32>, vector<16xi32>
 // BODY-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_z(
 // BODY-SAME:    no_inline
 // BODY:         amx.tile_zero : !amx.tile<16x16xf32>

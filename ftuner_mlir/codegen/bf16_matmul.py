@@ -33,7 +33,7 @@ from ..ir.attributes import (AMX_ATTR, AMX_HEAD_VIEWS_ATTR, AMX_PACK_ATTR, AMX_P
 from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
                         tensor_type, zero_vector)
 from ..ir.codecs import amx_set_to_attr, head_views_to_attr
-from ..ukernel.bf16_space import K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape
+from ..ukernel.bf16_space import K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape, transposed_pays
 from ..ukernel.cover import TASKS_PER_CORE, strip_bounds
 from ..ukernel.space import powers_of_two_below
 from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/buffers/amx_bodies.py)
@@ -42,6 +42,7 @@ from .matmul import AR
 _DYN = ir.ShapedType.get_dynamic_size()
 _DYN_STRIDE = ir.ShapedType.get_dynamic_stride_or_offset()
 _UGT, _EQ = arith.CmpIPredicate.ugt, arith.CmpIPredicate.eq
+_WHOLE_K = 1 << 40                 # K steps: more than any K
 
 
 def _z(zero: bool) -> str:
@@ -59,12 +60,21 @@ def dispatch_name(aset: Bf16Set, zero: bool = False, prepacked: int | None = Non
             f"_p{aset.cores}{f'_pw{prepacked}' if prepacked else ''}{viewed}{_z(zero)}")
 
 
-def rows_name(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None) -> str:
+def rows_name(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None,
+              transposed: bool = False) -> str:
     """A row-strip function; a batched family's runs over a group of matrices (its own signature); with
-    an epilogue, its dispatch's own (named after it)."""
+    an epilogue, its dispatch's own (named after it); `transposed`: of the transposed product (its C
+    tiles read and written as C's transpose, "_ct")."""
     owner = f"_of_{epilogue.owner}" if epilogue else ""
     group = "_group" if aset.batched else ""
-    return f"ftuner_{_engine_tag(aset)}_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{group}{_z(zero)}{owner}"
+    ct = "_ct" if transposed else ""
+    return f"ftuner_{_engine_tag(aset)}_rows_{rows}_n{aset.nr}_kc{aset.k_chunk}{group}{ct}{_z(zero)}{owner}"
+
+
+def transposes(aset: Bf16Set, prepacked: int | None, epilogue: AmxEpilogue | None, views: HeadViews | None) -> bool:
+    """Whether a dispatch also carries the transposed product (bf16_space.transposed_pays decides at run
+    time): an AMX A.B^T whose B is packed per call, with no epilogue or head view."""
+    return aset.transposable and not prepacked and epilogue is None and not (views and views.any)
 
 
 def pack_name(aset: Bf16Set) -> str:
@@ -356,6 +366,7 @@ class _StripOperands(NamedTuple):
     half: ir.Value
     full: ir.Value
     has_tail: ir.Value
+    c_transposed: bool = False       # C holds the transpose of the product the strips compute
 
 
 def _c_places(o: _StripOperands, narrow: bool, row_at, p, count) -> tuple[list, list]:
@@ -381,6 +392,10 @@ def _tile_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at,
         accs = []
         for t, r in enumerate(row_at_c):
             for q, col in enumerate(col_at):
+                if o.c_transposed:
+                    _transpose_tile_rows(c, scratch, t, tile_rows, r, col, edge)
+                    accs.append(amx.tile_load(c_tile, scratch, [index(TILE_ROWS * t), zero_i]))
+                    continue
                 if edge is None:
                     accs.append(amx.tile_load(c_tile, c, [r, col]))
                     continue
@@ -406,6 +421,10 @@ def _tile_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at,
                    lambda: accs)
     for n, acc in enumerate(accs):
         r, col = row_at_c[n // count], col_at[n % count]
+        if o.c_transposed:
+            amx.tile_store(scratch, [index(TILE_ROWS * (n // count)), zero_i], acc)
+            _transpose_tile_rows(scratch, c, n // count, tile_rows, r, col, edge, into_c=True)
+            continue
         if edge is None:
             amx.tile_store(c, [r, col], acc)
             continue
@@ -414,6 +433,28 @@ def _tile_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at,
         for row in range(tile_rows):
             line = _read(N_TILE, f32, scratch, [index(TILE_ROWS * t + row), zero_i])
             _write(line, c, [_add(r, index(row)), col], _mask([N_TILE], [edge]))
+
+
+def _transpose_tile_rows(source, dest, t: int, tile_rows: int, r, col, edge, into_c: bool = False) -> None:
+    """Between a C tile of the transposed product (its rows r.., columns col..: C's columns and rows) and
+    scratch tile t: from C into the scratch, or (`into_c`) back. C's side is read and written 16 rows
+    (`edge` of them at the product's edge panel) of `tile_rows` lanes, under masks; 16 x 16 shuffled."""
+    f32 = _f32()
+    lanes = _mask([N_TILE], [index(tile_rows)]) if tile_rows < N_TILE else None
+
+    def c_mask(j: int):
+        if edge is None:
+            return lanes
+        live = arith.SelectOp(cmp(_UGT, edge, index(j)), index(tile_rows), index(0)).result
+        return _mask([N_TILE], [live])
+    if into_c:
+        rows = [_read(N_TILE, f32, source, [index(TILE_ROWS * t + i), index(0)]) for i in range(N_TILE)]
+        for j, line in enumerate(_transpose_16(rows)):
+            _write(line, dest, [_add(col, index(j)), r], c_mask(j))
+        return
+    rows = [_read(N_TILE, f32, source, [_add(col, index(j)), r], c_mask(j)) for j in range(N_TILE)]
+    for i, line in enumerate(_transpose_16(rows)):
+        _write(line, dest, [index(TILE_ROWS * t + i), index(0)])
 
 
 def _vector_kernel(o: _StripOperands, rows: int, zero: bool, narrow: bool, row_at, p, count, edge, s0, s1, first, last):
@@ -462,7 +503,8 @@ def _broadcast_pair(a: ir.Value, indices) -> ir.Value:
     return vector.BitCastOp(ir.VectorType.get([K_STEP], _bf16()), lanes).result
 
 
-def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None):
+def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogue | None = None,
+              transposed: bool = False):
     """C rows [lo, hi) (a multiple of `rows`), columns j0..j0+bn, += A.B over all K (= A.B with `zero`)
     from the packed panels (`half` rows each). Per strip of rows, K in chunks of the set's k_chunk (the
     strip's A chunk stays in L1 while the B panels stream from L2), and per chunk every column strip:
@@ -473,11 +515,15 @@ def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogu
     then the strip's fp32 scratch, from the strip's first row and column j0). For a batched family, A
     and C hold a task's group of matrices, panels and tail their blocks one after another (two more index
     arguments: the rows of each), and the strips run for every matrix (on AMX under the call's one tile
-    configuration). The kernels: _tile_kernel (AMX), _vector_kernel (AVX512-BF16)."""
+    configuration). `transposed`: C holds the transpose of the product (AMX, no epilogue): each C tile
+    goes through the scratch, transposed (_transpose_tile_rows). The kernels: _tile_kernel (AMX),
+    _vector_kernel (AVX512-BF16)."""
     row_tiles = max(1, rows // TILE_ROWS) if aset.amx else 1
     f32 = _f32()
     sizes = (aset.col_tiles,) + powers_of_two_below(aset.col_tiles)
-    chunk = aset.k_chunk // K_STEP                  # K steps per chunk
+    # K steps per chunk; the transposed product's C tiles stay for the whole K (each round trip of a C
+    # tile through the scratch and its transpose costs more than the A chunk falling out of L1)
+    chunk = _WHOLE_K if transposed else aset.k_chunk // K_STEP
 
     narrow = epilogue is not None and epilogue.narrow
 
@@ -494,7 +540,7 @@ def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogu
 
         def run(a, tail, panels, c):
             """The strips [lo, hi) of one matrix."""
-            operands = _StripOperands(a, tail, panels, c, scratch, i0, j0, half, full, has_tail)
+            operands = _StripOperands(a, tail, panels, c, scratch, i0, j0, half, full, has_tail, transposed)
 
             def kernel(row_at, *where):
                 emit = _tile_kernel if aset.amx else _vector_kernel
@@ -537,19 +583,22 @@ def emit_rows(rows: int, aset: Bf16Set, zero: bool = False, epilogue: AmxEpilogu
         inputs = [operand_type(_bf16()), _rows_of_32(), _panel_view(), operand_type(f32), _scratch_type(aset)]
         extras = [extra_type(kind) for kind in epilogue.kinds] if epilogue else []
     extras += [operand_type(_bf16())] if narrow else []
-    fn = private_function(rows_name(rows, aset, zero, epilogue), inputs + [index_type] * 7 + extras, [],
+    fn = private_function(rows_name(rows, aset, zero, epilogue, transposed), inputs + [index_type] * 7 + extras, [],
                           {AMX_ROWS_ATTR: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), rows)}, body)
     fn.attributes["no_inline"] = ir.UnitAttr.get()       # one tile configuration per call: never merged
     return fn
 
 
 def emit_helpers(aset: Bf16Set, zero_init: bool, epilogue: AmxEpilogue | None = None,
-                 views: HeadViews | None = None) -> dict:
+                 views: HeadViews | None = None, prepacked: int | None = None) -> dict:
     """symbol name -> builder of each function the buffer-level dispatch calls."""
     packer = _pack_set(aset, views or HeadViews())
     funcs = {pack_name(packer): lambda: emit_pack(packer)}
     for rows in aset.row_sizes:
         funcs[rows_name(rows, aset, zero_init, epilogue)] = lambda r=rows: emit_rows(r, aset, zero_init, epilogue)
+        if transposes(aset, prepacked, epilogue, views):
+            funcs[rows_name(rows, aset, zero_init, transposed=True)] = \
+                lambda r=rows: emit_rows(r, aset, zero_init, transposed=True)
     return funcs
 
 
@@ -615,20 +664,22 @@ def _tail_of(a: ir.Value, tail: ir.Value, i0, bm, k) -> None:
         scf.YieldOp([])
 
 
-def _strip_calls(aset: Bf16Set, zero_init: bool, epilogue, bm, operands, block_args, after) -> None:
+def _strip_calls(aset: Bf16Set, zero_init: bool, epilogue, bm, operands, block_args, after,
+                 transposed: bool = False) -> None:
     """One call per row strip function that has rows in the block (each configures the tiles)."""
     i0 = block_args[0]
     for rows, lo, hi, taken in _row_strips(bm, aset):
         some = scf.IfOp(taken)
         with ir.InsertionPoint(some.then_block):
-            _call(rows_name(rows, aset, zero_init, epilogue),
+            _call(rows_name(rows, aset, zero_init, epilogue, transposed),
                   operands + [i0, _add(i0, lo), _add(i0, hi), *block_args[1:]] + after)
             scf.YieldOp([])
 
 
-def _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block) -> None:
+def _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block,
+           transposed: bool = False) -> None:
     """A 2-D product's task: its block of C from A and its B block (packed here, or the prepacked
-    weight's panels read in place)."""
+    weight's panels read in place); `transposed`: C holds the product's transpose."""
     i0, j0, bm, bn, k, half = block
     if prepacked:                 # this task's panels: the weight's from its first column's on
         first = arith.MulIOp(arith.DivUIOp(j0, index(N_TILE)).result, half).result
@@ -644,7 +695,7 @@ def _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel
         strip_type = ir.MemRefType.get([aset.mr, _DYN], _f32())
         c_strip = memref.CastOp(operand_type(_f32()), _alloc(strip_type, [bn])).result
     _strip_calls(aset, zero_init, epilogue, bm, [a, tail, panels, c_strip, scratch], [i0, j0, bn, k, half],
-                 list(extras) + ([c] if narrow else []))
+                 list(extras) + ([c] if narrow else []), transposed)
 
 
 def _group_block(aset, zero_init, pack: str, groups, scratch, count, panel_rows, block) -> None:
@@ -727,7 +778,9 @@ def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
     """Replace the body of bufferized placeholder `fn` (A, B, C memrefs, then the epilogue's extra
     operands; no results) with the AMX code; with `prepacked`, B is the weight's VNNI panels of that
     height and a task reads its own in place; with `views`, A or B is a 4-D head view (check_views)
-    and a task takes heads of one batch entry, read in place."""
+    and a task takes heads of one batch entry, read in place. Where `transposes`, the code runs the
+    transposed product C^T = B.A^T instead when bf16_space.transposed_pays (a small M: B, the larger
+    operand, is then read in place by the tiles, and A is packed instead)."""
     views = views or HeadViews()
     check_views(aset, views)
     if aset.batched and epilogue is not None:
@@ -745,25 +798,48 @@ def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
         c = memref.CastOp(operand_type(_bf16() if narrow else _f32(), rank), c_arg).result
         extras = [memref.CastOp(extra_type(kind), v).result for kind, v in zip(epilogue.kinds, extra_args)] \
             if epilogue else []
-        zero, one = index(0), index(1)
         m, n = memref.DimOp(c, index(lead)).result, memref.DimOp(c, index(lead + 1)).result
         k = memref.DimOp(a, index(views.a[3] if views.a else lead + 1)).result
-        batch = memref.DimOp(c, zero).result if aset.batched else one
-        mc, nc = block_shape(aset, m, n, k, AR, batch)
         half = index(prepacked) if prepacked else _mul(arith.CeilDivUIOp(k, index(K_STEP)).result, TILE_ROWS)
-        tasks = _Tasks(aset, views, (a, b), batch, _group(aset, batch, nc, half)) if aset.batched else None
-        loop = scf.ForallOp([0] * rank, [*([tasks.count] if tasks else []), m, n], [1, mc, nc][-rank:], [])
-        with ir.InsertionPoint(loop.body):
-            *outer, i0, j0 = loop.induction_variables
-            bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
-            bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
-            panel_rows = arith.MulIOp(arith.CeilDivUIOp(bn, index(N_TILE)).result, half).result
-            scratch = _alloc(_scratch_type(aset), [])
-            block = (i0, j0, bm, bn, k, half)
-            if outer:
-                groups, count = tasks.views_of(outer[0], (a, b, c))
-                _group_block(aset, zero_init, pack_name(_pack_set(aset, views)), groups, scratch, count, panel_rows, block)
-            else:
-                _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block)
-        loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/buffers/pipelines.py)
+        if aset.batched:
+            _batched_tasks(aset, zero_init, views, a, b, c, m, n, k, half)
+        elif transposes(aset, prepacked, epilogue, views):
+            if_else(cmp(_EQ, transposed_pays(m, n, k, AR), index(1)), [], lambda: _tasks(aset, zero_init, b, a, c, n, m, k, half,
+                                                                     transposed=True) or [],
+                    lambda: _tasks(aset, zero_init, a, b, c, m, n, k, half) or [])
+        else:
+            _tasks(aset, zero_init, a, b, c, m, n, k, half, prepacked, epilogue, extras)
         func.ReturnOp([])
+
+
+def _tasks(aset, zero_init, a, b, c, m, n, k, half, prepacked=None, epilogue=None, extras=(), transposed=False) -> None:
+    """A 2-D product's blocks over the cores (an m x n product; `transposed`: C is its transpose)."""
+    mc, nc = block_shape(aset, m, n, k, AR)
+    loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [])
+    with ir.InsertionPoint(loop.body):
+        i0, j0 = loop.induction_variables
+        scratch, panel_rows, block = _task_block(aset, i0, j0, m, n, mc, nc, k, half)
+        _block(aset, zero_init, a, b, c, scratch, prepacked, epilogue, extras, panel_rows, block, transposed)
+        loop.terminator()          # the buffers are freed by the deallocation pipeline (lowering/buffers/pipelines.py)
+
+
+def _batched_tasks(aset, zero_init, views, a, b, c, m, n, k, half) -> None:
+    """A batched product's tasks over the cores: groups of matrices (_Tasks) times blocks."""
+    batch = memref.DimOp(c, index(0)).result
+    mc, nc = block_shape(aset, m, n, k, AR, batch)
+    tasks = _Tasks(aset, views, (a, b), batch, _group(aset, batch, nc, half))
+    loop = scf.ForallOp([0, 0, 0], [tasks.count, m, n], [1, mc, nc], [])
+    with ir.InsertionPoint(loop.body):
+        task, i0, j0 = loop.induction_variables
+        scratch, panel_rows, block = _task_block(aset, i0, j0, m, n, mc, nc, k, half)
+        groups, count = tasks.views_of(task, (a, b, c))
+        _group_block(aset, zero_init, pack_name(_pack_set(aset, views)), groups, scratch, count, panel_rows, block)
+        loop.terminator()
+
+
+def _task_block(aset, i0, j0, m, n, mc, nc, k, half) -> tuple:
+    """(the task's edge scratch, its panels' rows, its block (i0, j0, bm, bn, k, half))."""
+    bm = arith.MinUIOp(arith.SubIOp(m, i0).result, mc).result
+    bn = arith.MinUIOp(arith.SubIOp(n, j0).result, nc).result
+    panel_rows = arith.MulIOp(arith.CeilDivUIOp(bn, index(N_TILE)).result, half).result
+    return _alloc(_scratch_type(aset), []), panel_rows, (i0, j0, bm, bn, k, half)

@@ -133,6 +133,11 @@ class Bf16Set(OfFamily):
         return self.engine == "amx"
 
     @property
+    def transposable(self) -> bool:
+        """A.B^T on AMX: B (n x k, K contiguous) can be read in place as the A tiles of C^T = B.A^T."""
+        return self.amx and self.family == "matmul_transpose_b"
+
+    @property
     def row_tiles(self) -> int:
         """Row groups of a body strip: AMX tiles of 16 rows; one group of mr rows on AVX512-BF16."""
         return self.mr // TILE_ROWS if self.amx else 1
@@ -233,3 +238,20 @@ def block_shape(aset: Bf16Set, m, n, k, ar=IntArith(), batch=1) -> tuple:
     blocks_m = ar.min(ar.max(ar.ceil_div(cores, tasks_n), one), ar.ceil_div(ar.max(m, one), row))
     mc = ar.mul(ar.ceil_div(ar.ceil_div(ar.max(m, one), row), blocks_m), row)
     return mc, nc
+
+
+# What a product whose B is packed per call pays beyond the multiplies, per element, relative: packing an
+# element into the VNNI panels, and writing an fp32 C element through a tile of the transposed product
+# (stored to the scratch, reloaded as vectors, 16 x 16 shuffled): 8x. Fitted on a Sapphire Rapids core
+# (one thread, Dense K = 768, N = 2304, weight per call): the transposed product wins up to M ~ 90
+# (M = 16: 1.3-1.6x, 32: 1.6x, 64: 1.1x, 128: 0.93x, 256: 0.82x).
+PACK_COST = 1
+TRANSPOSED_C_COST = 8
+
+
+def transposed_pays(m, n, k, ar=IntArith()):
+    """1 where C = A.B^T (A m x k, B n x k, B packed per call) costs less as its transpose C^T = B.A^T,
+    else 0: B, read in place as A tiles, is not packed; A is, and C is written transposed. Pays for a
+    small m (a Dense with few rows: the weight's pack was most of the call)."""
+    transposed = ar.mul(m, ar.add(ar.mul(k, ar.const(PACK_COST)), ar.mul(n, ar.const(TRANSPOSED_C_COST))))
+    return ar.if_at_most(transposed, ar.mul(ar.mul(n, k), ar.const(PACK_COST)), ar.const(1), ar.const(0))

@@ -19,15 +19,29 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // CHECK-LABEL: func.func private @ftuner_amx_dispatch_matmul_transpose_b_32x32_b1024k_p2_z(
 // CHECK-SAME:      memref<?x?xbf16, strided<[?, ?], offset: ?>>, %{{[^:]+}}: memref<?x?xbf16, strided<[?, ?], offset: ?>>, %{{[^:]+}}: memref<?x?xf32, strided<[?, ?], offset: ?>>)
 // CHECK-NOT:     linalg.matmul
-// CHECK:         scf.forall
-// CHECK:           memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x32xbf16>
-// CHECK:           call @ftuner_vnni_pack_bt(
-// CHECK:           call @ftuner_amx_rows_32_n32_kc256_z(
-// CHECK:           call @ftuner_amx_rows_16_n32_kc256_z(
-// CHECK:           call @ftuner_amx_rows_8_n32_kc256_z(
-// CHECK:           call @ftuner_amx_rows_4_n32_kc256_z(
-// CHECK:           call @ftuner_amx_rows_2_n32_kc256_z(
-// CHECK:           call @ftuner_amx_rows_1_n32_kc256_z(
+// CHECK:         %[[X:.+]] = memref.cast %arg0
+// CHECK:         %[[W:.+]] = memref.cast %arg1
+// CHECK:         %[[C:.+]] = memref.cast %arg2
+// Few rows (bf16_space.transposed_pays: m (k + 8 n) <= n k) run the transposed product C^T = W.X^T: W read
+// in place by the A tiles, X packed as the B panels, the row strips of the transposed kind (_ct).
+// CHECK:         %[[PAYS:.+]] = arith.cmpi ule
+// CHECK:         %[[FLAG:.+]] = arith.select %[[PAYS]]
+// CHECK:         %[[FEW:.+]] = arith.cmpi eq, %[[FLAG]]
+// CHECK:         scf.if %[[FEW]] {
+// CHECK:           scf.forall
+// CHECK:             call @ftuner_vnni_pack_bt(%[[X]],
+// CHECK:             call @ftuner_amx_rows_32_n32_kc256_ct_z(%[[W]], %{{[^,]+}}, %{{[^,]+}}, %[[C]],
+// CHECK:             call @ftuner_amx_rows_1_n32_kc256_ct_z(%[[W]],
+// CHECK:         } else {
+// CHECK:           scf.forall
+// CHECK:             memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x32xbf16>
+// CHECK:             call @ftuner_vnni_pack_bt(%[[W]],
+// CHECK:             call @ftuner_amx_rows_32_n32_kc256_z(%[[X]],
+// CHECK:             call @ftuner_amx_rows_16_n32_kc256_z(
+// CHECK:             call @ftuner_amx_rows_8_n32_kc256_z(
+// CHECK:             call @ftuner_amx_rows_4_n32_kc256_z(
+// CHECK:             call @ftuner_amx_rows_2_n32_kc256_z(
+// CHECK:             call @ftuner_amx_rows_1_n32_kc256_z(
 // The transposing pack: the interior (whole panels, whole K steps) by 16 plain loads of 32 K, their K
 // pairs transposed as 16 x 16 i32 in 64 two-source shuffles, 16 panel rows stored; then the rim (the
 // partial K step, the panels past the interior) the same under masks (reads past B give zeros).
@@ -50,4 +64,14 @@ func.func @dense(%x: tensor<?x768xbf16>, %w: tensor<2304x768xbf16>) -> tensor<?x
 // CHECK-COUNT-2:   amx.tile_load %{{.+}} : memref<?x32xbf16, strided<[32, 1], offset: ?>> into !amx.tile<16x32xbf16>
 // CHECK-COUNT-4:   amx.tile_mulf
 // CHECK-COUNT-4: amx.tile_store
+// The transposed product's 32-row strip: C stays in the tiles for the whole K (one chunk); each C tile is
+// stored to the scratch, its 16 rows read back, transposed in 64 shuffles and written to C as 16 rows
+// of C's (16 columns of the product).
+// CHECK-LABEL: func.func private @ftuner_amx_rows_32_n32_kc256_ct_z(
+// CHECK:         scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1099511627776
+// CHECK:           amx.tile_mulf
+// CHECK:         amx.tile_store %arg4[%{{.+}}, %{{.+}}], %{{.+}} : memref<32x16xf32>, !amx.tile<16x16xf32>
+// CHECK-COUNT-16: vector.transfer_read %arg4
+// CHECK-COUNT-64: vector.shuffle {{.*}} : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.transfer_write %{{.+}}, %arg3[%{{.+}}, %{{.+}}] {in_bounds = [true]} : vector<16xf32>, memref<?x?xf32, strided<[?, 1], offset: ?>>
 // CHECK-LABEL: func.func private @ftuner_amx_rows_1_n32_kc256_z(

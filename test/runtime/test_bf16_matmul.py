@@ -12,6 +12,7 @@ import pytest
 import ftuner_mlir
 from ftuner_mlir import compiler, models
 from ftuner_mlir.hardware.cpu import PRESETS, detect_host
+from ftuner_mlir.ukernel.bf16_space import transposed_pays
 
 from .helpers import assert_matches, poisoned
 
@@ -66,6 +67,24 @@ def test_matmul_every_shape_one_compilation(exes, rng):
 def test_dense_every_shape(exes, rng):
     for m, n, k in SHAPES:
         _check(exes["dense"], bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
+
+
+@pytest.mark.parametrize("m", [1, 5, 16, 17, 24, 25, 64])
+def test_dense_few_rows_as_transposed_product(exes, rng, m):
+    """A Dense with few rows and its weight given per call runs on AMX as the transposed product
+    C^T = W.X^T up to 24 rows here (bf16_space.transposed_pays; 25 and 64 as C = X.W^T): W's 1013 rows
+    are the row strips (31 x 32, then 16, 4 and 1 rows), X's rows the columns (an edge panel unless m is
+    a multiple of 16), C written transposed; K = 200 ends in a partial step. Against float64; a NaN and
+    an infinity in X reach exactly their rows of C."""
+    n, k = 1013, 200
+    assert transposed_pays(m, n, k) == (m <= 24)
+    x, w = bf16(rng, (m, k)), bf16(rng, (n, k))
+    _check(exes["dense"], x, w, b_as_nk=True)
+    x[m - 1, k - 1], x[0, 0] = np.inf, np.nan
+    out = exes["dense"](x, w)
+    assert np.isnan(out[0]).all()
+    if m > 1:
+        assert (np.isinf(out[m - 1]) | np.isnan(out[m - 1])).all() and np.isfinite(out[1:m - 1]).all()
 
 
 @pytest.mark.parametrize("t", [1, 2, 5, 43, 128])

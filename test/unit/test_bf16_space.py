@@ -6,7 +6,7 @@ import pytest
 from ftuner_mlir.hardware.cpu import PRESETS
 from ftuner_mlir.hardware.targets import parse_target
 from ftuner_mlir.ukernel.bf16_space import (Bf16Set, Blocking, best_blocking, blockings, block_shape, engine_in_use,
-                                            select_amx, select_avx512_bf16, select_bf16)
+                                            select_amx, select_avx512_bf16, select_bf16, transposed_pays)
 
 
 def test_blocking_fits_eight_tiles_with_fewest_loads():
@@ -23,6 +23,20 @@ def test_sapphire_rapids_set():
     aset = select_amx(PRESETS["intel-spr"], "matmul_transpose_b")
     assert (aset.mr, aset.nr, aset.k_chunk, aset.b_block_bytes, aset.cores) == (32, 32, 256, 1 << 20, 2)
     assert aset.row_sizes == (32, 16, 8, 4, 2, 1)
+
+
+def test_transposed_product_for_few_rows():
+    """C = X.W^T with W packed per call runs as C^T = W.X^T when packing X (m x k) and writing C transposed
+    (8 per element) cost less than packing W (n x k): the paper's Dense (768 -> 2304) up to 92 rows
+    (1 + 8 x 2304 / 768 = 25 per row against 2304); a 768-row weight of K 3072 up to 256; nothing tiny.
+    Only AMX's A.B^T reads B in place as A tiles."""
+    assert [transposed_pays(m, 2304, 768) for m in (1, 16, 92, 93, 2048)] == [1, 1, 1, 0, 0]
+    assert (transposed_pays(256, 768, 3072), transposed_pays(257, 768, 3072)) == (1, 0)
+    assert transposed_pays(1, 1, 1) == 0 and transposed_pays(1, 17, 5) == 0
+    spr = PRESETS["intel-spr"]
+    assert select_amx(spr, "matmul_transpose_b").transposable
+    assert not select_amx(spr, "matmul").transposable and not select_amx(spr, "batch_matmul").transposable
+    assert not select_avx512_bf16(PRESETS["amd-zen4"], "matmul_transpose_b").transposable
 
 
 def test_batched_rest_is_one_exact_strip():

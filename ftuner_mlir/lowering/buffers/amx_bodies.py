@@ -75,10 +75,10 @@ def build_amx_bodies(module_op, emit) -> None:
                                                f"(A, B, C, epilogue operands) -> (): run it after bufferization")
         epilogue = _epilogue(fn, emit)
         views = head_views_from_attr(fn.attributes[AMX_HEAD_VIEWS_ATTR]) if AMX_HEAD_VIEWS_ATTR in fn.attributes else None
-        # each helper it lacks (dispatches of other families share the row strips, not the pack)
-        for symbol, build in emit.emit_helpers(aset, zero_init, epilogue, views).items():
-            add_functions(module_op, present, symbol, lambda s=symbol, b=build: {s: b}, fn.location)
         prepacked = ir.IntegerAttr(fn.attributes[AMX_PREPACKED_ATTR]).value if AMX_PREPACKED_ATTR in fn.attributes else None
+        # each helper it lacks (dispatches of other families share the row strips, not the pack)
+        for symbol, build in emit.emit_helpers(aset, zero_init, epilogue, views, prepacked).items():
+            add_functions(module_op, present, symbol, lambda s=symbol, b=build: {s: b}, fn.location)
         emit.build_body(fn, aset, zero_init, prepacked, epilogue, views)
         fn.attributes[DISPATCH_ATTR] = ir.StringAttr.get(aset.family)
     if any(op.operation.name.startswith("amx.") for op in walk(module_op)):

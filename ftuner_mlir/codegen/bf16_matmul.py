@@ -33,7 +33,8 @@ from ..ir.attributes import (AMX_ATTR, AMX_HEAD_VIEWS_ATTR, AMX_PACK_ATTR, AMX_P
 from ..ir.build import (cmp, family_matmul, float_constant, for_loop, if_else, index, private_function, read_vector,
                         tensor_type, zero_vector)
 from ..ir.codecs import amx_set_to_attr, head_views_to_attr
-from ..ukernel.bf16_space import K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape, transposed_pays
+from ..ukernel.bf16_space import (K_STEP, N_TILE, TILE_ROWS, Bf16Set, block_shape, transposed_block_shape,
+                                  transposed_pays)
 from ..ukernel.cover import TASKS_PER_CORE, strip_bounds
 from ..ukernel.space import powers_of_two_below
 from .amx_epilogue import AmxEpilogue, Stage, emit_strip, extra_type, kind_of_rank  # noqa: F401 (Stage, kind_of_rank: for lowering/buffers/amx_bodies.py)
@@ -814,7 +815,7 @@ def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
 
 def _tasks(aset, zero_init, a, b, c, m, n, k, half, prepacked=None, epilogue=None, extras=(), transposed=False) -> None:
     """A 2-D product's blocks over the cores (an m x n product; `transposed`: C is its transpose)."""
-    mc, nc = block_shape(aset, m, n, k, AR)
+    mc, nc = transposed_block_shape(aset, m, n, AR) if transposed else block_shape(aset, m, n, k, AR)
     loop = scf.ForallOp([0, 0], [m, n], [mc, nc], [])
     with ir.InsertionPoint(loop.body):
         i0, j0 = loop.induction_variables

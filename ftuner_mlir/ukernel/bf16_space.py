@@ -255,3 +255,12 @@ def transposed_pays(m, n, k, ar=IntArith()):
     small m (a Dense with few rows: the weight's pack was most of the call)."""
     transposed = ar.mul(m, ar.add(ar.mul(k, ar.const(PACK_COST)), ar.mul(n, ar.const(TRANSPOSED_C_COST))))
     return ar.if_at_most(transposed, ar.mul(ar.mul(n, k), ar.const(PACK_COST)), ar.const(1), ar.const(0))
+
+
+def transposed_block_shape(aset: Bf16Set, m, n, ar=IntArith()) -> tuple:
+    """(mc, nc) of a task of the transposed product (m: the rows of B read in place, n: the few rows of
+    A, packed): all n columns in every task (splitting them would have each task read all of B), the m
+    rows split evenly over the cores."""
+    one, row = ar.const(1), ar.const(aset.mr)
+    mc = ar.mul(ar.ceil_div(ar.ceil_div(ar.max(m, one), row), ar.const(aset.cores)), row)
+    return mc, ar.round_up(ar.max(n, one), ar.const(aset.nr))

@@ -6,7 +6,8 @@ import pytest
 from ftuner_mlir.hardware.cpu import PRESETS
 from ftuner_mlir.hardware.targets import parse_target
 from ftuner_mlir.ukernel.bf16_space import (Bf16Set, Blocking, best_blocking, blockings, block_shape, engine_in_use,
-                                            select_amx, select_avx512_bf16, select_bf16, transposed_pays)
+                                            select_amx, select_avx512_bf16, select_bf16, transposed_block_shape,
+                                            transposed_pays)
 
 
 def test_blocking_fits_eight_tiles_with_fewest_loads():
@@ -37,6 +38,15 @@ def test_transposed_product_for_few_rows():
     assert select_amx(spr, "matmul_transpose_b").transposable
     assert not select_amx(spr, "matmul").transposable and not select_amx(spr, "batch_matmul").transposable
     assert not select_avx512_bf16(PRESETS["amd-zen4"], "matmul_transpose_b").transposable
+
+
+def test_transposed_product_splits_the_weight_rows():
+    """A task of the transposed product takes all of X's few rows (its columns) and an even share of W's
+    rows: 2304 rows on 2 cores, 1152 each; 1013 rows: 32 strips, 16 each; one row: one strip."""
+    aset = select_amx(PRESETS["intel-spr"], "matmul_transpose_b")
+    assert transposed_block_shape(aset, 2304, 80) == (1152, 96)
+    assert transposed_block_shape(aset, 1013, 5) == (512, 32)
+    assert transposed_block_shape(aset, 1, 1) == (32, 32)
 
 
 def test_batched_rest_is_one_exact_strip():

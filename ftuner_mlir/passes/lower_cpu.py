@@ -60,7 +60,6 @@ class LowerCpu(ModulePass):
             Phase("buffers", "bufferization, what needs buffers, OpenMP", [
                 Upstream(",".join(buffer_pipelines.before_bufferize_pipeline()),
                          "clean-ups; empty tensors that are slices of a destination become them"),
-                buffers.SplitEmptyTensors(target=t),         # after CSE merged them, before each gets a buffer
                 Upstream(",".join(buffer_pipelines.bufferize_pipeline()),
                          "one-shot bufferization; private functions keep strided layouts (subviews without copies)"),
                 buffers.DropSelfCopies(target=t),
@@ -70,7 +69,7 @@ class LowerCpu(ModulePass):
                 *([buffers.ProfileOps(target=t)] if self.profile else []),
                 buffers.LowerDynamicExpandShapes(target=t),
                 Upstream(",".join(buffer_pipelines.after_bufferize_pipeline()),
-                         "row strips and uKernels inlined into their dispatch, then buffers freed"),
+                         "row strips and uKernels inlined into their dispatch, then buffers freed, each after its last use"),
                 Upstream(",".join(buffer_pipelines.parallel_pipeline(threads)),
                          "scf.forall as OpenMP parallel loops (sequential loops for one thread)"),
                 buffers.BalanceDispatchLoops(target=t),

@@ -87,6 +87,27 @@ def test_dense_few_rows_as_transposed_product(exes, rng, m):
         assert (np.isinf(out[m - 1]) | np.isnan(out[m - 1])).all() and np.isfinite(out[1:m - 1]).all()
 
 
+def test_dense_accumulating_into_c_both_products(rng):
+    """C += X.W^T into a C that holds values (not a zero init): the transposed product (few rows) reads C
+    transposed through the scratch, the plain one in place; odd sizes on both sides of the threshold,
+    against float64."""
+    t, f = "tensor<?x?xbf16>", "tensor<?x?xf32>"
+    exe = ftuner_mlir.compile(f"""
+func.func @dense_acc(%x: {t}, %w: {t}, %c: {f}) -> {f} {{
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : {t}, {t}) outs(%c : {f}) -> {f}
+  return %r : {f}
+}}
+""")
+    for m, n, k in [(1, 40, 33), (5, 1013, 200), (17, 1013, 200), (64, 300, 77)]:
+        x, w = bf16(rng, (m, k)), bf16(rng, (n, k))
+        c = rng.standard_normal((m, n)).astype(np.float32)
+        out = exe["dense_acc"](x, w, c.copy())
+        wide_x, wide_w = x.astype(np.float64), w.astype(np.float64)
+        assert_matches(out, c + wide_x @ wide_w.T, np.abs(c) + np.abs(wide_x) @ np.abs(wide_w.T), rtol=1e-5)
+
+
 @pytest.mark.parametrize("t", [1, 2, 5, 43, 128])
 def test_dense_paper_shapes(exes, rng, t):
     """The paper's Dense (X [16T x 768] . W [2304 x 768]^T) with the weight's shape fixed."""

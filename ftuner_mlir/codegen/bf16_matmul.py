@@ -286,6 +286,11 @@ class _PackPlace(NamedTuple):
         """Panel p's row of K step s's K pair r."""
         return _add(arith.MulIOp(p, self.half).result, _mul(s, TILE_ROWS), index(r))
 
+    def store(self, bits: ir.Value, p, s, r: int) -> None:
+        """A 64-byte vector (16 columns' K pair r, any lane type) as panel p's row of K step s."""
+        _write(vector.BitCastOp(ir.VectorType.get([K_STEP], _bf16()), bits).result, self.panels,
+               [self.row(p, s, r), index(0)])
+
 
 def _i16(width: int) -> ir.VectorType:
     return ir.VectorType.get([width], ir.IntegerType.get_signless(16))
@@ -300,9 +305,8 @@ def _pack_plain_pair(at: _PackPlace, p, s) -> None:
                 for h in (0, 1)]
         both = vector.InterleaveOp(*pair).result
         for h in (0, 1):
-            side = vector.ExtractStridedSliceOp(_i16(K_STEP), both, [h * K_STEP], [K_STEP], [1]).result
-            _write(arith.BitcastOp(ir.VectorType.get([K_STEP], _bf16()), side).result, at.panels,
-                   [at.row(_add(p, index(h)) if h else p, s, r), index(0)])
+            at.store(vector.ExtractStridedSliceOp(_i16(K_STEP), both, [h * K_STEP], [K_STEP], [1]).result,
+                     _add(p, index(h)) if h else p, s, r)
 
 
 def _pack_plain_transposed(at: _PackPlace, p, s) -> None:
@@ -316,7 +320,7 @@ def _write_transposed(at: _PackPlace, p, s, columns: list) -> None:
     i32_row = ir.VectorType.get([N_TILE], ir.IntegerType.get_signless(32))
     pairs = [vector.BitCastOp(i32_row, column).result for column in columns]
     for r, row in enumerate(_transpose_16(pairs)):
-        _write(vector.BitCastOp(ir.VectorType.get([K_STEP], _bf16()), row).result, at.panels, [at.row(p, s, r), index(0)])
+        at.store(row, p, s, r)
 
 
 def _transpose_16(rows: list) -> list:
@@ -349,8 +353,7 @@ def _pack_masked(aset: Bf16Set, at: _PackPlace, p, s, bn, kk) -> None:
     # 32 K x 16 columns: interleave each pair of K rows
     rows = [_read_row_bits(at.b, k, _add(at.j0, col), r, N_TILE, k_left, cols_left) for r in range(K_STEP)]
     for r in range(N_TILE):
-        pair = vector.InterleaveOp(rows[2 * r], rows[2 * r + 1]).result
-        _write(arith.BitcastOp(ir.VectorType.get([K_STEP], _bf16()), pair).result, at.panels, [at.row(p, s, r), index(0)])
+        at.store(vector.InterleaveOp(rows[2 * r], rows[2 * r + 1]).result, p, s, r)
 
 
 class _StripOperands(NamedTuple):
@@ -805,8 +808,8 @@ def build_body(fn, aset: Bf16Set, zero_init: bool, prepacked: int | None = None,
         if aset.batched:
             _batched_tasks(aset, zero_init, views, a, b, c, m, n, k, half)
         elif transposes(aset, prepacked, epilogue, views):
-            if_else(cmp(_EQ, transposed_pays(m, n, k, AR), index(1)), [], lambda: _tasks(aset, zero_init, b, a, c, n, m, k, half,
-                                                                     transposed=True) or [],
+            few_rows = cmp(_EQ, transposed_pays(m, n, k, AR), index(1))
+            if_else(few_rows, [], lambda: _tasks(aset, zero_init, b, a, c, n, m, k, half, transposed=True) or [],
                     lambda: _tasks(aset, zero_init, a, b, c, m, n, k, half) or [])
         else:
             _tasks(aset, zero_init, a, b, c, m, n, k, half, prepacked, epilogue, extras)

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import re
 import resource
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -54,11 +56,11 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.communicate()
 
 
-def wait(proc: subprocess.Popen, timeout_s: float):
-    """proc.communicate(timeout=...); on a timeout or any exception (KeyboardInterrupt, SystemExit)
-    the child's group is killed first, then the exception goes on."""
+def wait(proc: subprocess.Popen, timeout_s: float, input: str | None = None):
+    """proc.communicate(input, timeout=...); on a timeout or any exception (KeyboardInterrupt,
+    SystemExit) the child's group is killed first, then the exception goes on."""
     try:
-        return proc.communicate(timeout=timeout_s)
+        return proc.communicate(input, timeout=timeout_s)
     except BaseException:
         kill_group(proc)
         raise
@@ -66,11 +68,49 @@ def wait(proc: subprocess.Popen, timeout_s: float):
 
 def run(cmd: list[str], timeout_s: float, memory_mb: int | None = None, **popen) -> subprocess.CompletedProcess:
     """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s) with a child that dies
-    with this process; subprocess.TimeoutExpired past the limit, after the group was killed."""
-    proc = start(cmd, memory_mb, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                 text=True, errors="replace", **popen)
+    with this process (`popen` overrides those settings: stderr=subprocess.STDOUT merges the two);
+    subprocess.TimeoutExpired past the limit, after the group was killed."""
+    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "errors": "replace", **popen}
+    proc = start(cmd, memory_mb, stdin=subprocess.DEVNULL, **popen)
     stdout, stderr = wait(proc, timeout_s)
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+
+SPARE = "--spare"          # a worker's only argument: load your modules, then read the job from stdin
+
+
+class Spare:
+    """A worker started ahead of its job: it loads its modules (torch, MLIR: seconds) while this
+    process does other work, then reads its arguments as one JSON line from stdin. `close()` ends it
+    unused (the job was found in a cache). Worker side: `spare_job()`."""
+
+    def __init__(self, cmd: list[str], memory_mb: int | None = None, **popen):
+        self.cmd = cmd
+        popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "errors": "replace", **popen}
+        self.proc = start([*cmd, SPARE], memory_mb, stdin=subprocess.PIPE, **popen)
+
+    def run(self, args: list[str], timeout_s: float) -> subprocess.CompletedProcess:
+        """The job `args` (the worker's argv) run to its end, like `run([*cmd, *args], timeout_s)`."""
+        proc, self.proc = self.proc, None
+        if proc is None:
+            raise RuntimeError("a spare worker runs one job")
+        stdout, stderr = wait(proc, timeout_s, input=json.dumps(args) + "\n")
+        return subprocess.CompletedProcess([*self.cmd, *args], proc.returncode, stdout, stderr)
+
+    def close(self) -> None:
+        if self.proc is not None:
+            kill_group(self.proc)
+            self.proc = None
+
+
+def spare_job(argv: list[str], load) -> list[str] | None:
+    """In a worker: `argv` itself, or for a spare (argv == [SPARE]) `load()` run first, then the job's
+    arguments read from stdin; None when the parent closed stdin without a job."""
+    if argv != [SPARE]:
+        return argv
+    load()
+    line = sys.stdin.readline()
+    return json.loads(line) if line.strip() else None
 
 
 def _alive(pid: int) -> bool:

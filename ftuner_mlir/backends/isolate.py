@@ -120,9 +120,25 @@ def check_limits(timeout_s, memory_mb) -> None:
                              f"megabytes from 1 to {MAX_MEMORY_MB}, got {memory_mb!r}")
 
 
+def _worker_command(options) -> tuple[list[str], dict]:
+    """The compiler child's command line (without its request) and environment."""
+    root = str(Path(__file__).resolve().parents[2])            # this very package comes first
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    return [sys.executable, "-P", "-m", options.worker], env    # -P: not the cwd first
+
+
+def spare_compiler(options, memory_mb: int | None = None) -> child_process.Spare:
+    """A compiler child started ahead of its request, loading MLIR and the passes (~1 s) while this
+    process produces the text (build_isolated(..., spare=) hands it the request)."""
+    cmd, env = _worker_command(options)
+    return child_process.Spare(cmd, default_memory_mb() if memory_mb is None else memory_mb, env=env,
+                               stderr=subprocess.STDOUT)
+
+
 def build_isolated(source: str, options, out: Path, timeout_s: float | None = None,
-                   memory_mb: int | None = None) -> dict:
-    """Build `source` into the folder `out` in a child process; the manifest, or a CompileError."""
+                   memory_mb: int | None = None, spare: child_process.Spare | None = None) -> dict:
+    """Build `source` into the folder `out` in a child process (`spare`, one spare_compiler started with
+    the same options and memory_mb, or a new one); the manifest, or a CompileError."""
     check_limits(timeout_s, memory_mb)
     timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
     memory_mb = default_memory_mb() if memory_mb is None else memory_mb
@@ -133,13 +149,14 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
         (out / "request.json").write_text(json.dumps(request))
     except OSError as err:
         raise UnwritableFolder(out, err) from None
-    cmd = [sys.executable, "-P", "-m", options.worker, str(out / "request.json")]     # -P: not the cwd first
-    root = str(Path(__file__).resolve().parents[2])            # this very package comes first
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    proc = child_process.start(cmd, memory_mb, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               stdin=subprocess.DEVNULL, text=True, errors="replace", env=env)
     try:
-        output, _ = child_process.wait(proc, timeout_s)     # the child's group is killed on any exception
+        if spare is not None:
+            proc = spare.run([str(out / "request.json")], timeout_s)
+        else:
+            cmd, env = _worker_command(options)
+            proc = child_process.run([*cmd, str(out / "request.json")], timeout_s, memory_mb, env=env,
+                                     stderr=subprocess.STDOUT)
+        output = proc.stdout           # stderr goes there too
     except subprocess.TimeoutExpired:
         raise CompileError(f"compilation exceeded the time limit of {timeout_s:g} s (compile(..., timeout_s=...))"
                            f"\n{save_reproducer(source, options)}") from None
@@ -206,7 +223,15 @@ def built(req):
 
 def _build_or_discard(req, folder: Path) -> None:
     try:
-        build_isolated(text(req.source), req.options, folder, req.timeout_s, req.memory_mb)
+        if callable(req.source):        # seconds to produce (torch-mlir's import): the compiler loads meanwhile
+            check_limits(req.timeout_s, req.memory_mb)
+            spare = spare_compiler(req.options, req.memory_mb)
+            try:
+                build_isolated(text(req.source), req.options, folder, req.timeout_s, req.memory_mb, spare)
+            finally:
+                spare.close()
+        else:
+            build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
     except BaseException:
         discard(folder)
         raise

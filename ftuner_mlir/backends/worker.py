@@ -1,4 +1,5 @@
-"""The compiler process every backend runs: `python -m ftuner_mlir.backends.<backend>.worker REQUEST.json`.
+"""The compiler process every backend runs: `python -m ftuner_mlir.backends.<backend>.worker REQUEST.json`
+(or `--spare`, started before its request: child_process.Spare).
 
 The request names the MLIR text, the backend's options (JSON) and a folder. The backend's `build`
 lowers the module and writes its product and `module.json` (the manifest) there. A clean failure writes
@@ -39,9 +40,15 @@ def intact(folder: Path, manifest: dict) -> bool:
         file_digest(folder / manifest["library"]) == manifest.get("library_digest")
 
 
-def main(argv: list[str], build, options_from_json) -> int:
-    """Run `build(source, options, out)` on the request file argv[0]; the process's exit status."""
+def main(argv: list[str], build, options_from_json, load=lambda: None) -> int:
+    """Run `build(source, options, out)` on the request file argv[0]; the process's exit status. A
+    spare (argv [--spare], child_process.Spare) runs `load()` first and reads its request from stdin."""
     from ..errors import CompileError
+    from .child_process import spare_job
+
+    argv = spare_job(argv, load)
+    if argv is None:
+        return 0
 
     request = json.loads(Path(argv[0]).read_text())
     out = Path(request["out_dir"])

@@ -58,7 +58,7 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
     traced = fp32_twin(module) if bf16 else module
     if bf16:
         example_args, example_kwargs = widened((example_args, example_kwargs))
-    with terminate_cleanly(), exporting.import_folder() as folder:
+    with terminate_cleanly(), exporting.import_folder() as folder, exporting.spare_importer() as importer:
         program = exporting.export(traced, example_args, example_kwargs, dynamic_shapes)
         timings["export_s"] = time.perf_counter() - started
         key = fingerprint(program)
@@ -66,7 +66,7 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
 
         def linalg() -> str:            # run only when neither this process nor the cache has the module
             began = time.perf_counter()
-            text = exporting.to_linalg(program, folder)       # names the weights file in `folder`
+            text = exporting.to_linalg(program, folder, importer=importer)   # names the weights file in `folder`
             timings["import_s"], timings["mlir_bytes"] = time.perf_counter() - began, len(text)
             exporting.check_shapes(exporting.imported_rules(text), program, example_args, example_kwargs)
             return text

@@ -339,11 +339,27 @@ def import_folder():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S) -> str:
-    """The exported program as linalg-on-tensors text (torch-mlir, in a child process). The weights go
-    to a file of their own in `folder` (weights-*.bin) as raw bytes, never into the text: the text names
-    that file (ir/weights.py). Each call writes a new file, so texts exported into one folder never
-    share, or overwrite, each other's weights."""
+IMPORT_WORKER = [sys.executable, "-m", "ftuner_mlir.torch.import_worker"]
+
+
+@contextlib.contextmanager
+def spare_importer():
+    """An import child started now, loading torch and torch-mlir (~3.5 s) while this process exports
+    and looks the program up in the caches; ended unused if the module was found."""
+    spare = child_process.Spare(IMPORT_WORKER)
+    try:
+        yield spare
+    finally:
+        spare.close()
+
+
+def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S,
+              importer: child_process.Spare | None = None) -> str:
+    """The exported program as linalg-on-tensors text (torch-mlir, in a child process: `importer`, a
+    spare started earlier, or a new one). The weights go to a file of their own in `folder`
+    (weights-*.bin) as raw bytes, never into the text: the text names that file (ir/weights.py). Each
+    call writes a new file, so texts exported into one folder never share, or overwrite, each other's
+    weights."""
     _drop_guards(program)
     saved, text = folder / "program.pt2", folder / "program.mlir"
     try:
@@ -357,8 +373,8 @@ def to_linalg(program, folder: Path, timeout_s: float = IMPORT_TIMEOUT_S) -> str
     with program_tensors.stand_ins(program):
         _save(program, saved)
     try:
-        proc = child_process.run([sys.executable, "-m", "ftuner_mlir.torch.import_worker", str(saved), str(text),
-                                  str(weights)], timeout_s)
+        job = [str(saved), str(text), str(weights)]
+        proc = importer.run(job, timeout_s) if importer else child_process.run([*IMPORT_WORKER, *job], timeout_s)
     except subprocess.TimeoutExpired:
         raise CompileError(f"torch-mlir's import ran past {timeout_s:.0f} s") from None
     finally:

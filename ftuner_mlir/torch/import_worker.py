@@ -1,5 +1,6 @@
 """The child process that turns a saved torch.export program into linalg-on-tensors MLIR text with
-torch-mlir (`python -m ftuner_mlir.torch.import_worker PROGRAM.pt2 OUT.mlir WEIGHTS.bin`).
+torch-mlir (`python -m ftuner_mlir.torch.import_worker PROGRAM.pt2 OUT.mlir WEIGHTS.bin`, or started
+as a spare with `--spare` and those three arguments sent on stdin: ../backends/child_process.py).
 
 A child, because torch-mlir carries its own copy of MLIR and LLVM: loaded beside the project's MLIR
 bindings, the two clash (the JIT computed garbage). Exit code 0: OUT.mlir written; 3: the program holds
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 import sys
 
+from ..backends.child_process import spare_job
 from ..ir.attributes import EXTERNAL_WEIGHTS_ATTR
 from .program_tensors import ALIGNMENT, Mapped, raw_bytes
 
@@ -188,5 +190,15 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _load() -> None:
+    """What every import needs (~3.5 s of a cold start): loaded by a spare child while the parent exports."""
+    import torch  # noqa: F401
+    from torch_mlir import fx  # noqa: F401
+    from torch_mlir.extras import fx_decomp_util, fx_importer  # noqa: F401
+
+    from . import decompositions  # noqa: F401
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    job = spare_job(sys.argv[1:], _load)
+    sys.exit(0 if job is None else main(job))

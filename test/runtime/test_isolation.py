@@ -113,3 +113,21 @@ def test_math_ops_without_an_llvm_lowering_call_libm(rng):
             a = random(rng, (n,))
             ref = np.exp(np.tanh(np.array([math.erf(float(v)) for v in a])))
             assert np.abs(exe(a) - ref).max() < 1e-6
+
+
+def test_a_produced_text_is_built_by_the_spare_compiler(rng):
+    """A source given as a callable (the torch route's import) is built by a compiler child started
+    before the text existed: the same results, errors and limits as a text given outright."""
+    produced = []
+
+    def matmul():
+        produced.append(True)
+        return models.matmul() + "\n// produced for the spare compiler\n"
+    exe = ftuner_mlir.compile(matmul, source_key="spare-compiler-test-ok", cache=False)
+    a, b = rng.standard_normal((13, 7), dtype=np.float32), rng.standard_normal((7, 3), dtype=np.float32)
+    assert produced and np.allclose(exe(a, b), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
+    broken = (INPUTS / "complex-unlowered.mlir").read_text()
+    with pytest.raises(CompileError, match=r"9:10: error: 'complex.create' was not lowered"):
+        ftuner_mlir.compile(lambda: broken, source_key="spare-compiler-test-error", cache=False)
+    with pytest.raises(CompileError, match=r"ran out of memory under the limit of 150 MB"):
+        ftuner_mlir.compile(matmul, source_key="spare-compiler-test-memory", cache=False, memory_mb=150)

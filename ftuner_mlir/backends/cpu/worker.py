@@ -81,6 +81,16 @@ def build(source: str, options, out: Path) -> dict:
     return manifest
 
 
+def _load() -> None:
+    """What every build imports (MLIR's bindings, the passes, LLVM's tools: ~1 s), for a spare."""
+    from mlir import ir  # noqa: F401
+
+    from ... import passes
+    from ..lower import lower_cpu  # noqa: F401
+    from . import constants, toolchain  # noqa: F401
+    passes.REGISTRY  # noqa: B018  (loads every pass module)
+
+
 if __name__ == "__main__":
     from .options import BuildOptions
-    sys.exit(main(sys.argv[1:], build, BuildOptions.from_json))
+    sys.exit(main(sys.argv[1:], build, BuildOptions.from_json, _load))

@@ -6,6 +6,7 @@ libraries the code needs.
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import json
 import subprocess
@@ -61,8 +62,10 @@ def build(source: str, options, out: Path) -> dict:
     with open(bytecode, "wb") as f:
         module.operation.write_bytecode(f)
     seconds = {"mlir": round(time.perf_counter() - t0, 4)}
-    data_objects = [assemble(constants.assembly(moved, out), out / "constants.o")] if moved else []
-    llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level, data_objects)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:     # the weights' object beside the code's
+        data = pool.submit(assemble, constants.assembly(moved, out), out / "constants.o") if moved else None
+        llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level,
+                                            lambda: [data.result()] if data else [])
     seconds.update(llvm_seconds)
     manifest = {
         "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_digest": file_digest(out / LIBRARY),

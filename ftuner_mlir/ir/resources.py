@@ -109,7 +109,10 @@ def constant_array(value: ir.Value) -> np.ndarray | None:
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
             return np.full(kind.shape, dense.get_splat_value().value, dtype)
-        return np.asarray(dense).reshape(kind.shape)
+        array = np.asarray(dense)
+        if array.dtype == object:           # bf16: the bindings' buffer protocol has no such format
+            return None
+        return array.reshape(kind.shape)
     return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 import ml_dtypes
+import numpy as np
 from mlir import ir
 
 from ..ir.attributes import AMX_ATTR, ATTR, GPU_ATTR
@@ -61,7 +62,7 @@ class SelectUKernels(ModulePass):
             if engine != "none":                        # AMX or AVX512-BF16 uKernels serve every matmul family
                 op.attributes[AMX_ATTR] = amx_set_to_attr(select_bf16(target, family))
             else:                                       # no matrix engine for it (yet): the fp32 uKernels
-                retype_operands(op, family, lambda v: widen(v, ir.F32Type.get()))
+                retype_operands(op, family, _widened_to_f32)
         cache: dict[tuple[str, str], UKernelSet] = {}
         for op in list(walk(module_op)):
             kind = classify(op) or conv_gemm(op)        # a conv2d gets the set of the GEMM it becomes
@@ -104,6 +105,16 @@ class _RoundedOnce:
         if key not in self.done:
             self.done[key] = _rounded_to_bf16(value, lambda whole: self(whole, block, every_reader=True), every_reader)
         return self.done[key]
+
+
+def _widened_to_f32(value: ir.Value) -> ir.Value:
+    """A bf16 operand as fp32 (exact): a constant (a frozen weight) here, once, so that ftuner-tile sees a
+    constant and packs it at compile time (a widening generic is folded only later, after the tile pass
+    had made the dispatch pack it on every call); the others on every call."""
+    array = constant_array(value)
+    if array is None:
+        return widen(value, ir.F32Type.get())
+    return blob_constant(array.astype(np.float32), "f32_weight", ir.F32Type.get())
 
 
 def _rounded_to_bf16(value: ir.Value, round_whole, every_reader: bool) -> ir.Value:

@@ -139,3 +139,42 @@ func.func @depthwise(%x: tensor<?x4x?x?xf32>, %w: tensor<4x2x3xf32>, %acc: tenso
       ins(%x, %w : tensor<?x4x?x?xf32>, tensor<4x2x3xf32>) outs(%acc : tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
   return %r : tensor<?x4x?x?xf32>
 }
+
+// bf16 operands where no bf16 engine serves them (x86-avx512's engine is none: vdpbf16ps would be half
+// the FMAs' flops) run on the fp32 uKernels, widened. A constant (a frozen weight) is widened here, once,
+// into an fp32 constant, so ftuner-tile packs it at compile time (a widening generic is folded only after
+// the tile pass, which then packed the weight on every call: 3x slower at M = 1); arguments are widened
+// on every call. An inline dense bf16 constant (numpy cannot read it from the bindings) stays a generic.
+// AVX512-LABEL: func.func @bf16_widened(
+// AVX512:         %[[X:.*]] = linalg.generic
+// AVX512:           arith.extf %{{.*}} : bf16 to f32
+// AVX512:         %[[W:.*]] = arith.constant dense_resource<f32_weight> : tensor<3x2xf32>
+// AVX512:         linalg.matmul
+// AVX512-SAME:      dtype = "f32", family = "matmul_transpose_b"
+// AVX512-SAME:      ins(%[[X]], %[[W]] : tensor<?x2xf32>, tensor<3x2xf32>)
+// AVX512:         %[[Y:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<2x3xbf16>)
+// AVX512:         linalg.matmul
+// AVX512-SAME:      ins(%{{.*}}, %[[Y]] : tensor<?x2xf32>, tensor<2x3xf32>)
+// AVX512:         %[[V:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x2xbf16>)
+// AVX512:         linalg.matmul
+// AVX512-SAME:      ins(%{{.*}}, %[[V]] : tensor<?x2xf32>, tensor<2x2xf32>)
+// AVX512:       f32_weight: "0x{{........}}0000803F0000004000004040000000BF0000803E00000041"
+func.func @bf16_widened(%x: tensor<?x2xbf16>, %y: tensor<2x3xbf16>, %c: tensor<?x3xf32>, %c2: tensor<?x2xf32>)
+    -> (tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x2xf32>) {
+  %w = arith.constant dense_resource<bf16_w> : tensor<3x2xbf16>
+  %r = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<?x2xbf16>, tensor<3x2xbf16>) outs(%c : tensor<?x3xf32>) -> tensor<?x3xf32>
+  %s = linalg.matmul ins(%x, %y : tensor<?x2xbf16>, tensor<2x3xbf16>) outs(%c : tensor<?x3xf32>) -> tensor<?x3xf32>
+  %v = arith.constant dense<[[1.0, 2.0], [3.0, -0.5]]> : tensor<2x2xbf16>
+  %t = linalg.matmul ins(%x, %v : tensor<?x2xbf16>, tensor<2x2xbf16>) outs(%c2 : tensor<?x2xf32>) -> tensor<?x2xf32>
+  return %r, %s, %t : tensor<?x3xf32>, tensor<?x3xf32>, tensor<?x2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      bf16_w: "0x02000000803F0040404000BF803E0041"
+    }
+  }
+#-}

@@ -31,6 +31,7 @@ def bf16(rng, shape):
 
 
 AVX512_BF16 = PRESETS["amd-zen4"]      # its bf16 engine: AVX512-BF16 (vdpbf16ps outruns its fp32 FMAs)
+WIDENED = PRESETS["x86-avx512"]        # no bf16 engine: bf16 operands widened to fp32 (Intel without AMX)
 
 
 def _runnable(target) -> None:
@@ -265,11 +266,12 @@ def test_one_thread(rng, target):
         _check(exe, bf16(rng, (m, k)), bf16(rng, (n, k)), b_as_nk=True)
 
 
-@pytest.mark.parametrize("target", ["host", AVX512_BF16], ids=["host", "avx512_bf16"])
+@pytest.mark.parametrize("target", ["host", AVX512_BF16, WIDENED], ids=["host", "avx512_bf16", "widened"])
 @pytest.mark.parametrize("n, k, transposed", [(300, 77, True), (2304, 768, True), (17, 33, False), (64, 1, False)])
 def test_constant_weight_packed_at_compile_time(rng, n, k, transposed, target):
     """A frozen bf16 weight becomes VNNI panels in the module (no pack per call): columns past N and K
-    past the last full step are the panels' zeros; exact against float64 at unseen row counts."""
+    past the last full step are the panels' zeros; exact against float64 at unseen row counts. Without
+    a bf16 engine it becomes fp32 panels, widened at compile time (lit: ftuner-select-ukernels.mlir)."""
     from ftuner_mlir.freeze import freeze_arguments
     w = bf16(rng, (n, k) if transposed else (k, n))
     source = models.dense(n=n, k=k, dtype="bf16") if transposed else models.matmul("bf16", n=n, k=k)

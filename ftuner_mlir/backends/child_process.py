@@ -49,11 +49,15 @@ def start(cmd: list[str], memory_mb: int | None = None, **popen) -> subprocess.P
     return subprocess.Popen(cmd, start_new_session=True, preexec_fn=_in_child(os.getpid(), memory_mb), **popen)
 
 
-def kill_group(proc: subprocess.Popen) -> None:
-    """The child and every tool it started, then reap it."""
+def kill_group(proc: subprocess.Popen, reap_later: bool = False) -> None:
+    """The child and every tool it started, then reap it (`reap_later`: on a thread, not waiting for
+    the kernel to free its memory)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    proc.communicate()
+    if reap_later:
+        threading.Thread(target=proc.communicate, daemon=True).start()
+    else:
+        proc.communicate()
 
 
 def wait(proc: subprocess.Popen, timeout_s: float, input: str | None = None):
@@ -66,12 +70,15 @@ def wait(proc: subprocess.Popen, timeout_s: float, input: str | None = None):
         raise
 
 
+# how run() and a Spare keep the child's output: both streams, as text
+_CAPTURED = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "errors": "replace"}
+
+
 def run(cmd: list[str], timeout_s: float, memory_mb: int | None = None, **popen) -> subprocess.CompletedProcess:
     """subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s) with a child that dies
     with this process (`popen` overrides those settings: stderr=subprocess.STDOUT merges the two);
     subprocess.TimeoutExpired past the limit, after the group was killed."""
-    popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "errors": "replace", **popen}
-    proc = start(cmd, memory_mb, stdin=subprocess.DEVNULL, **popen)
+    proc = start(cmd, memory_mb, stdin=subprocess.DEVNULL, **{**_CAPTURED, **popen})
     stdout, stderr = wait(proc, timeout_s)
     return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
 
@@ -86,8 +93,7 @@ class Spare:
 
     def __init__(self, cmd: list[str], memory_mb: int | None = None, **popen):
         self.cmd = cmd
-        popen = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, "errors": "replace", **popen}
-        self.proc = start([*cmd, SPARE], memory_mb, stdin=subprocess.PIPE, **popen)
+        self.proc = start([*cmd, SPARE], memory_mb, stdin=subprocess.PIPE, **{**_CAPTURED, **popen})
 
     def run(self, args: list[str], timeout_s: float) -> subprocess.CompletedProcess:
         """The job `args` (the worker's argv) run to its end, like `run([*cmd, *args], timeout_s)`."""
@@ -100,10 +106,8 @@ class Spare:
     def close(self) -> None:
         """Kill it unused; it is reaped on a thread (the kernel takes ~0.2 s to free a half-loaded torch)."""
         if self.proc is not None:
-            proc, self.proc = self.proc, None
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            threading.Thread(target=proc.communicate, daemon=True).start()
+            kill_group(self.proc, reap_later=True)
+            self.proc = None
 
 
 def spare_job(argv: list[str], load) -> list[str] | None:

@@ -121,18 +121,18 @@ def check_limits(timeout_s, memory_mb) -> None:
 
 
 def _worker_command(options) -> tuple[list[str], dict]:
-    """The compiler child's command line (without its request) and environment."""
+    """The compiler child's command line (without its request) and Popen settings: this package first
+    on its path, its stderr merged into stdout."""
     root = str(Path(__file__).resolve().parents[2])            # this very package comes first
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    return [sys.executable, "-P", "-m", options.worker], env    # -P: not the cwd first
+    return [sys.executable, "-P", "-m", options.worker], {"env": env, "stderr": subprocess.STDOUT}  # -P: not the cwd first
 
 
 def spare_compiler(options, memory_mb: int | None = None) -> child_process.Spare:
     """A compiler child started ahead of its request, loading MLIR and the passes (~1 s) while this
     process produces the text (build_isolated(..., spare=) hands it the request)."""
-    cmd, env = _worker_command(options)
-    return child_process.Spare(cmd, default_memory_mb() if memory_mb is None else memory_mb, env=env,
-                               stderr=subprocess.STDOUT)
+    cmd, popen = _worker_command(options)
+    return child_process.Spare(cmd, default_memory_mb() if memory_mb is None else memory_mb, **popen)
 
 
 def build_isolated(source: str, options, out: Path, timeout_s: float | None = None,
@@ -153,9 +153,8 @@ def build_isolated(source: str, options, out: Path, timeout_s: float | None = No
         if spare is not None:
             proc = spare.run([str(out / "request.json")], timeout_s)
         else:
-            cmd, env = _worker_command(options)
-            proc = child_process.run([*cmd, str(out / "request.json")], timeout_s, memory_mb, env=env,
-                                     stderr=subprocess.STDOUT)
+            cmd, popen = _worker_command(options)
+            proc = child_process.run([*cmd, str(out / "request.json")], timeout_s, memory_mb, **popen)
         output = proc.stdout           # stderr goes there too
     except subprocess.TimeoutExpired:
         raise CompileError(f"compilation exceeded the time limit of {timeout_s:g} s (compile(..., timeout_s=...))"
@@ -222,19 +221,16 @@ def built(req):
 
 
 def _build_or_discard(req, folder: Path) -> None:
+    # a callable source takes seconds to produce (torch-mlir's import): the compiler loads meanwhile
+    spare = spare_compiler(req.options, req.memory_mb) if callable(req.source) else None
     try:
-        if callable(req.source):        # seconds to produce (torch-mlir's import): the compiler loads meanwhile
-            check_limits(req.timeout_s, req.memory_mb)
-            spare = spare_compiler(req.options, req.memory_mb)
-            try:
-                build_isolated(text(req.source), req.options, folder, req.timeout_s, req.memory_mb, spare)
-            finally:
-                spare.close()
-        else:
-            build_isolated(req.source, req.options, folder, req.timeout_s, req.memory_mb)
+        build_isolated(text(req.source), req.options, folder, req.timeout_s, req.memory_mb, spare)
     except BaseException:
         discard(folder)
         raise
+    finally:
+        if spare is not None:
+            spare.close()                   # unused when producing the text failed
 
 
 def _build_in_cache(req) -> Path | None:

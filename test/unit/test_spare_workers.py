@@ -29,16 +29,24 @@ def _spare(tmp_path):
     return spare, marker
 
 
-def _wait_for(path, seconds=60):
+def _eventually(holds, failure: str, seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, "the spare never loaded"
+    while not holds():
+        assert time.monotonic() < deadline, failure
         time.sleep(0.02)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
 
 
 def test_a_spare_loads_before_its_job_then_runs_it(tmp_path):
     spare, marker = _spare(tmp_path)
-    _wait_for(marker)                                 # loaded with no job sent yet
+    _eventually(marker.exists, "the spare never loaded")     # loaded with no job sent yet
     assert spare.proc.poll() is None                  # and waiting for one
     done = spare.run(["5", "with space", "ü"], timeout_s=60)
     assert done.returncode == 5
@@ -52,14 +60,7 @@ def test_a_spare_closed_unused_is_gone(tmp_path):
     pid = spare.proc.pid
     spare.close()
     spare.close()                                     # twice is fine
-    deadline = time.monotonic() + 30                  # reaped on a thread, not left a zombie
-    while True:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        assert time.monotonic() < deadline, "the closed spare was never reaped"
-        time.sleep(0.02)
+    _eventually(lambda: _gone(pid), "the closed spare was never reaped", 30)    # not left a zombie
 
 
 def test_a_spare_past_its_time_limit_is_killed(tmp_path):
@@ -69,8 +70,7 @@ def test_a_spare_past_its_time_limit_is_killed(tmp_path):
     pid = spare.proc.pid
     with pytest.raises(subprocess.TimeoutExpired):
         spare.run(["1"], timeout_s=2)
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    assert _gone(pid)
 
 
 def test_a_worker_started_with_its_arguments_is_not_a_spare():

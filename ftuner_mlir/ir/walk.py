@@ -19,6 +19,27 @@ def walk(op) -> Iterator:
         stack.append(iter(_children(child.operation)))
 
 
+def ops_where(op, keep) -> list:
+    """The ops nested in `op` for which keep(op) holds, in pre-order, found by MLIR's own walk: it hands
+    Python a bare Operation per op, ~4x cheaper than walk()'s views on a model's LLVM dialect. Collected
+    before the caller mutates anything."""
+    found = []
+
+    def visit(child):
+        if keep(child):
+            found.append(child)
+        return ir.WalkResult.ADVANCE
+
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:] if found and found[0] == op.operation else found
+
+
+def ops_named(op, names) -> list:
+    """ops_where for ops named `names` (one name, or a collection of them)."""
+    names = {names} if isinstance(names, str) else set(names)
+    return ops_where(op, lambda child: child.name in names)
+
+
 def _children(op) -> list:
     return [child for region in op.regions for block in region.blocks for child in block.operations]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ...ir.walk import defining_op, look_through, walk
+from ...ir.walk import defining_op, look_through, ops_named
 
 # views that keep a contiguous buffer's elements in order (a reshape of one reads the buffer itself)
 _VIEWS = {"memref.cast", "memref.expand_shape", "memref.collapse_shape"}
@@ -101,5 +101,5 @@ def _rewrite(copy) -> None:
 
 
 def read_reshapes_in_place(module_op) -> None:
-    for copy in [op.operation for op in walk(module_op) if op.operation.name == "memref.copy"]:
+    for copy in ops_named(module_op, "memref.copy"):
         _rewrite(copy)

@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
 from ...ir.attributes import ASSERTS_ATTR
-from ...ir.walk import functions, walk
+from ...ir.walk import functions, ops_named
 
 
 
@@ -25,7 +25,7 @@ def status_type() -> ir.MemRefType:
 
 
 def report_failed_asserts(module_op) -> None:
-    asserts = [op for op in walk(module_op) if op.operation.name == "cf.assert"]
+    asserts = ops_named(module_op, "cf.assert")
     if not asserts:
         return
     bodies = {_name(fn): fn for fn in functions(module_op) if fn.regions[0].blocks}
@@ -56,8 +56,7 @@ def _callers(bodies: dict) -> dict:
     """Callee name -> the func.call ops calling it, in functions with bodies."""
     out: dict = {}
     for fn in bodies.values():
-        for op in walk(fn):
-            if op.operation.name == "func.call":
+        for op in ops_named(fn, "func.call"):
                 out.setdefault(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, []).append(op)
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...ir.walk import walk
+from ...ir.walk import ops_named
 
 # op -> the operand holding data (None: the result)
 _MEMORY = {"llvm.intr.masked.load": 2, "llvm.intr.masked.store": 0, "llvm.load": None, "llvm.store": 0}
@@ -32,7 +32,7 @@ def _bitcast(value: ir.Value, to: ir.Type) -> ir.Value:
 
 
 def bf16_memory_as_i16(module_op) -> None:
-    for op in [o for o in walk(module_op) if o.operation.name in _MEMORY]:
+    for op in ops_named(module_op, _MEMORY):
         op = op.operation
         at = _MEMORY[op.name]
         data = op.results[0] if at is None else op.operands[at]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...ir.diagnostics import PassFailure, location_of
-from ...ir.walk import walk
+from ...ir.walk import ops_where
 
 
 def loops_pipeline() -> list[str]:
@@ -48,7 +48,7 @@ FINAL_DIALECTS = ("llvm", "omp")
 def check_llvm_dialect(module_op) -> None:
     """Every op left outside the LLVM dialect is a located error (translation would fail, or abort, on
     it). The casts a partial conversion leaves are symptoms: named only when nothing else is left."""
-    left = [op for op in walk(module_op) if op.operation.name.split(".", 1)[0] not in FINAL_DIALECTS]
+    left = ops_where(module_op, lambda op: op.name.split(".", 1)[0] not in FINAL_DIALECTS)
     causes = [op for op in left if op.operation.name != "builtin.unrealized_conversion_cast"] or left
     if causes:
         more = f" ({len(causes) - 1} more ops are left too)" if len(causes) > 1 else ""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import linalg
 
-from ...ir.walk import walk
+from ...ir.walk import ops_named
 
 
 def _contiguous(t: ir.MemRefType) -> bool:
@@ -33,7 +33,7 @@ def _contiguous(t: ir.MemRefType) -> bool:
 
 
 def copies_as_loops(module_op) -> None:
-    for op in [o for o in walk(module_op) if o.operation.name == "memref.copy"]:
+    for op in ops_named(module_op, "memref.copy"):
         source, target = op.operands
         if _contiguous(ir.MemRefType(source.type)) and _contiguous(ir.MemRefType(target.type)):
             continue

@@ -1,0 +1,38 @@
+"""ir/walk: ops_where and ops_named find what walk() finds, in the same pre-order, without the op they
+start from; a name set matches any of its names."""
+from mlir import ir
+
+from ftuner_mlir.ir.walk import functions, ops_named, ops_where, walk
+
+SOURCE = """
+func.func @f(%x: f32, %n: index, %cond: i1) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> f32 {
+    %y = arith.addf %acc, %x : f32
+    %z = scf.if %cond -> f32 {
+      %w = arith.mulf %y, %y : f32
+      scf.yield %w : f32
+    } else {
+      scf.yield %y : f32
+    }
+    scf.yield %z : f32
+  }
+  %s = arith.addf %r, %x : f32
+  return %s : f32
+}
+"""
+
+
+def test_same_ops_in_the_same_order_as_walk():
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(SOURCE)
+        fn = functions(module.operation)[0]
+        expected = [op.operation.name for op in walk(fn)]
+        assert [op.name for op in ops_where(fn, lambda op: True)] == expected
+        assert expected[:3] == ["arith.constant", "arith.constant", "scf.for"]
+        assert [op.name for op in ops_named(fn, "arith.addf")] == ["arith.addf", "arith.addf"]
+        found = ops_named(module.operation, ("arith.mulf", "scf.if", "func.func"))
+        assert [op.name for op in found] == ["func.func", "scf.if", "arith.mulf"]
+        assert ops_named(fn, "func.func") == []          # not the op the walk starts from
+        assert ops_named(fn, "memref.copy") == []

@@ -17,7 +17,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ...ir.attributes import OUTLINED_ATTR
-from ...ir.walk import defining_op, public_functions, walk
+from ...ir.walk import defining_op, ops_where, public_functions
 
 # loop nests, and the run-time choices between a parallel and a serial one (parallel_generics.py) or
 # between a batch matmul on head views and its broadcast fallback (head_views.py, yielding its result)
@@ -28,10 +28,12 @@ def outline_top_level_loops(module_op) -> None:
     module_block = module_op.regions[0].blocks[0]
     for fn in public_functions(module_op):
         name = fn.attributes["sym_name"].value
-        loops = [op for op in fn.regions[0].blocks[0].operations if op.operation.name in OUTLINED_OPS
-                 and all(_passable(v.type) for v in [*op.results, *_captured(op)])]
-        for number, loop in enumerate(loops):
-            _outline(loop, f"ftuner_outlined_{name}_{number}", module_block)
+        nests = [(loop, _nest(loop)) for loop in fn.regions[0].blocks[0].operations
+                 if loop.operation.name in OUTLINED_OPS]
+        nests = [(loop, ops) for loop, ops in nests
+                 if all(_passable(v.type) for v in [*loop.results, *_captured(ops)])]
+        for number, (loop, ops) in enumerate(nests):
+            _outline(loop, ops, f"ftuner_outlined_{name}_{number}", module_block)
 
 
 def _passable(t: ir.Type) -> bool:
@@ -39,8 +41,8 @@ def _passable(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType, ir.FloatType, ir.MemRefType, ir.VectorType))
 
 
-def _outline(loop, name: str, module_block) -> None:
-    captured = _captured(loop)
+def _outline(loop, ops: list, name: str, module_block) -> None:
+    captured = _captured(ops)         # now: an earlier nest's outlining replaced the results this one reads
     constants = [v for v in captured if _is_constant(v)]
     arguments = [v for v in captured if not _is_constant(v)]
     results = list(loop.results)
@@ -61,26 +63,31 @@ def _outline(loop, name: str, module_block) -> None:
     body.append(loop.operation)
     with ir.InsertionPoint(body), loop.location:
         func.ReturnOp(results)
-    for op in [loop, *walk(loop)]:
+    for op in ops:
         for i, operand in enumerate(op.operands):
             if operand in mapping:
-                op.operation.operands[i] = mapping[operand]
+                op.operands[i] = mapping[operand]
 
 
 def _is_constant(value) -> bool:
     return getattr(defining_op(value), "name", None) == "arith.constant"
 
 
-def _captured(loop) -> list:
-    """Values the loop uses but does not define, in first-use order."""
+def _nest(loop) -> list:
+    """The loop and every op inside it (one walk, shared by the capture and the remapping)."""
+    return [loop.operation, *ops_where(loop, lambda op: True)]
+
+
+def _captured(ops: list) -> list:
+    """Values a nest's ops use but do not define, in first-use order."""
     defined = set()
-    for op in [loop, *walk(loop)]:
+    for op in ops:
         for region in op.regions:
             for block in region.blocks:
                 defined.update(block.arguments)
         defined.update(op.results)
     seen, out = set(), []
-    for op in [loop, *walk(loop)]:
+    for op in ops:
         for operand in op.operands:
             if operand not in defined and operand not in seen:
                 seen.add(operand)

@@ -58,8 +58,9 @@ class LowerCpu(ModulePass):
                 loops.VectorizeUKernels(target=t),
             ]),
             Phase("buffers", "bufferization, what needs buffers, OpenMP", [
-                Upstream(",".join(buffer_pipelines.before_bufferize_pipeline()),
-                         "clean-ups; empty tensors that are slices of a destination become them"),
+                Upstream(",".join(buffer_pipelines.cleanup_pipeline()), "clean-ups"),
+                buffers.SplitEmptyTensors(target=t),         # after CSE merged them, before the analysis
+                Upstream("eliminate-empty-tensors", "empty tensors that are slices of a destination become them"),
                 Upstream(",".join(buffer_pipelines.bufferize_pipeline()),
                          "one-shot bufferization; private functions keep strided layouts (subviews without copies)"),
                 buffers.DropSelfCopies(target=t),

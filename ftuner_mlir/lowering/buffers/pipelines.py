@@ -7,9 +7,8 @@ from ...ir.attributes import DISPATCH_ATTR
 from ...ir.walk import functions, walk
 
 
-def before_bufferize_pipeline() -> list[str]:
-    """Clean-ups, then the empty tensors that can become their destinations' slices do."""
-    return ["canonicalize", "cse", "eliminate-empty-tensors"]
+def cleanup_pipeline() -> list[str]:
+    return ["canonicalize", "cse"]
 
 
 def bufferize_pipeline() -> list[str]:

@@ -5,10 +5,19 @@ from __future__ import annotations
 import dataclasses
 
 from ...codegen import bf16_matmul
-from ...lowering.buffers import amx_bodies, expand_shapes, pipelines, profile, reshape_copies
+from ...lowering.buffers import amx_bodies, empty_tensors, expand_shapes, pipelines, profile, reshape_copies
 from ...lowering.dispatch import dispatch_calls
 from ...lowering.graph import abi
 from ..base import ModulePass
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitEmptyTensors(ModulePass):
+    name = "ftuner-split-empty-tensors"
+    summary = "One tensor.empty per user (CSE merged the layers' ones), so bufferization's analysis stays linear"
+
+    def apply(self, module_op) -> None:
+        empty_tensors.split_empty_tensors(module_op)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,5 +83,5 @@ class BalanceDispatchLoops(ModulePass):
         pipelines.balance_dispatch_loops(module_op)
 
 
-PASSES = [DropSelfCopies, BuildAmxBodies, KeepDispatchCalls, ReadReshapesInPlace, ProfileOps, LowerDynamicExpandShapes,
+PASSES = [SplitEmptyTensors, DropSelfCopies, BuildAmxBodies, KeepDispatchCalls, ReadReshapesInPlace, ProfileOps, LowerDynamicExpandShapes,
           BalanceDispatchLoops]

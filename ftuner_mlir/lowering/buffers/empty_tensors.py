@@ -56,7 +56,8 @@ def split_empty_tensors(module_op) -> None:
 def _runs(groups: list[list]) -> list[list]:
     """The uses that share one value: SHARED_BY consecutive groups each; a cast (split already, so it
     stands for its own run of users) alone."""
-    casts = [group for group in groups if all(owner.name == _CAST for owner, _ in group)]
-    others = [group for group in groups if group not in casts]
+    casts, others = [], []
+    for group in groups:
+        (casts if all(owner.name == _CAST for owner, _ in group) else others).append(group)
     chunks = [others[i:i + SHARED_BY] for i in range(0, len(others), SHARED_BY)]
     return [[use for group in chunk for use in group] for chunk in [*chunks, *([c] for c in casts)]]

@@ -57,7 +57,7 @@ def _callers(bodies: dict) -> dict:
     out: dict = {}
     for fn in bodies.values():
         for op in ops_named(fn, "func.call"):
-                out.setdefault(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, []).append(op)
+            out.setdefault(ir.FlatSymbolRefAttr(op.attributes["callee"]).value, []).append(op)
     return out
 
 

@@ -33,7 +33,6 @@ def _bitcast(value: ir.Value, to: ir.Type) -> ir.Value:
 
 def bf16_memory_as_i16(module_op) -> None:
     for op in ops_named(module_op, _MEMORY):
-        op = op.operation
         at = _MEMORY[op.name]
         data = op.results[0] if at is None else op.operands[at]
         wide = _as_i16(data.type)

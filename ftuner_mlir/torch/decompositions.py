@@ -14,6 +14,9 @@ a 3-D `linear`, GPT-2's `x.view(-1, C)`) is lowered by torch-mlir as a cast of a
 1 (`tensor<?x1xC>`): the compiled code then serves only that size (PinnedDims). Such a linear is written
 as view + mm + view, and every such view becomes `aten.flatten.using_ints`, which torch-mlir lowers to
 one `tensor.collapse_shape` of the dynamic dims (kept whole by naming it a backend-legal op).
+
+These and torch-mlir's table are applied node by node in place (graph_rewrites.py), not by torch's
+retrace of the whole program, which is kept for the programs the in-place rewrite cannot take.
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ import sympy
 import torch
 import torch.nn.functional as F
 from torch.utils._sympy.numbers import int_oo
+
+from . import graph_rewrites
 
 UNBOUNDED_STEPS = 31
 PAD_LIMIT = 1 << 12      # a dim bounded this far is shifted by padding (the pad holds up to twice it)
@@ -86,13 +91,18 @@ def _linear(otherwise):
     return linear
 
 
-def for_import(program, torch_mlir_table: dict):
-    """In the import child: the program decomposed by torch-mlir's table and these rewrites in one
-    retrace, its views of merged dynamic dims made flattens (the parent keys the cache by the program
+def for_import(load, torch_mlir_table: dict):
+    """In the import child: the program `load()` returns, decomposed by torch-mlir's table and these
+    rewrites (in place, node by node: graph_rewrites.py; where that cannot be done, a fresh copy in one
+    retrace), its views of merged dynamic dims made flattens (the parent keys the cache by the program
     as exported)."""
     table = {**torch_mlir_table, aten.cumsum.default: cumsum_by_doubling,
              aten.linear.default: _linear(torch_mlir_table.get(aten.linear.default))}
-    program = program.run_decompositions(table)
+    program = load()
+    try:
+        graph_rewrites.rewrite(program, table)
+    except graph_rewrites.CannotRewrite:
+        program = load().run_decompositions(table)
     strided_as_views(program)
     views_as_flatten(program)
     return program

@@ -157,13 +157,17 @@ def main(argv: list[str]) -> int:
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
     from .decompositions import LEGAL_OPS, for_import
 
-    ep = torch.export.load(program)
     mapped = Mapped(weights_file)                  # the program's tensors, written by the parent
-    mapped.restore(ep, weights_file)
+
+    def load():
+        ep = torch.export.load(program)
+        mapped.restore(ep, weights_file)
+        return ep
+
     hooks = _weight_hooks(mapped)
     _without_reproducer_print()
     try:
-        ep = for_import(ep, get_decomposition_table())
+        ep = for_import(load, get_decomposition_table())
         module = fx.export_and_import(ep, output_type="linalg-on-tensors", func_name="main", hooks=hooks,
                                       decomposition_table={}, backend_legal_ops=LEGAL_OPS)
     except Exception as err:          # torch-mlir reports an op it cannot lower as a generic error

@@ -91,13 +91,18 @@ def _linear(otherwise):
     return linear
 
 
+def import_table(torch_mlir_table: dict) -> dict:
+    """torch-mlir's decomposition table with these rewrites (cumsum by doubling, linear over rows)."""
+    return {**torch_mlir_table, aten.cumsum.default: cumsum_by_doubling,
+            aten.linear.default: _linear(torch_mlir_table.get(aten.linear.default))}
+
+
 def for_import(load, torch_mlir_table: dict):
     """In the import child: the program `load()` returns, decomposed by torch-mlir's table and these
     rewrites (in place, node by node: graph_rewrites.py; where that cannot be done, a fresh copy in one
     retrace), its views of merged dynamic dims made flattens (the parent keys the cache by the program
     as exported)."""
-    table = {**torch_mlir_table, aten.cumsum.default: cumsum_by_doubling,
-             aten.linear.default: _linear(torch_mlir_table.get(aten.linear.default))}
+    table = import_table(torch_mlir_table)
     program = load()
     try:
         graph_rewrites.rewrite(program, table)

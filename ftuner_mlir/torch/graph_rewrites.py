@@ -9,9 +9,9 @@ decomposition runs on the node's fake values under the program's own fake mode, 
 each op it reaches as a node before the old one (ops of the table decompose again, as in make_fx), and
 the sizes it passes reuse the nodes that already produce them: 2 s for BERT-base. The graph that comes
 out holds the retrace's ops (not the copies functionalization adds where a dropout returns its input,
-which torch-mlir folds away anyway); a program this cannot rewrite (an in-place op to functionalize, a
-size that is not a product of input sizes, a constant made inside a decomposition) is left to the
-retrace (decompositions.for_import).
+which torch-mlir folds away anyway); a program this cannot rewrite (a mutation other nodes see, a size
+that is not a product of input sizes, a constant made inside a decomposition, a decomposition that fixes
+a dynamic size) is left to the retrace (decompositions.for_import).
 """
 from __future__ import annotations
 
@@ -40,13 +40,13 @@ class Sizes:
         self.graph = graph
         self.inputs = [node for node in graph.nodes if node.op == "placeholder"]
         self.nodes: dict[sympy.Expr, torch.fx.Node] = {}         # the ones placed before every use
-        self._later: dict[sympy.Expr, tuple[int, torch.fx.Node]] = {}   # the graph's own, and where
+        self._own: dict[sympy.Expr, torch.fx.Node] = {}          # the graph's own, usable once they precede
         self._position = {node: i for i, node in enumerate(graph.nodes)}
         self._before = 0                                         # where the nodes asked for will be read
         for node in graph.nodes:
             value = node.meta.get("val")
             if isinstance(value, torch.SymInt) and isinstance(value.node.expr, sympy.Symbol):
-                self._later.setdefault(value.node.expr, (self._position[node], node))
+                self._own.setdefault(value.node.expr, node)
 
     def before(self, node: torch.fx.Node) -> None:
         """The sizes asked for next are read just before `node` (a node of the original graph)."""
@@ -76,8 +76,8 @@ class Sizes:
             raise CannotRewrite(f"a size {symbol}")
         if symbol in self.nodes:
             return self.nodes[symbol]
-        position, node = self._later.get(symbol, (None, None))
-        if node is not None and position < self._before:
+        node = self._own.get(symbol)
+        if node is not None and self._position[node] < self._before:
             return node
         self.nodes[symbol] = self._input_size(symbol)
         return self.nodes[symbol]

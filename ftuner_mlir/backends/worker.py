@@ -35,9 +35,12 @@ def write_manifest(folder: Path, manifest: dict) -> None:
 
 
 def intact(folder: Path, manifest: dict) -> bool:
-    """The manifest's seal matches its content and the library's bytes match the manifest's hash."""
+    """The manifest's seal matches its content and the bytes of the library, and of the constants file
+    beside it where there is one (cpu/constants.py), match the manifest's hashes."""
+    constants = manifest.get("constants")
     return manifest.get(SEAL) == _manifest_hash(manifest) and \
-        file_digest(folder / manifest["library"]) == manifest.get("library_digest")
+        file_digest(folder / manifest["library"]) == manifest.get("library_digest") and \
+        (constants is None or file_digest(folder / constants["file"]) == constants["digest"])
 
 
 def main(argv: list[str], build, options_from_json, load=lambda: None) -> int:

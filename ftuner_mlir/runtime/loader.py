@@ -169,6 +169,37 @@ def check_abi_table(lib, functions: dict) -> None:
                                 f"({','.join(expected)}) in the manifest (dims:element bits)")
 
 
+_PROT_READ, _MAP_PRIVATE, _MAP_FIXED = 0x1, 0x02, 0x10
+_PAGE = 4096
+
+
+def map_constants(lib, directory: Path, spec: dict) -> None:
+    """Map the library's constants file (backends/cpu/constants.py) over the room the library reserves
+    for it (`spec["symbol"]`, page-aligned, whole pages): read-only and shared with the page cache, so
+    the weights are read from disk only where the code touches them and never copied."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.in_dll(lib, spec["symbol"]))
+    except ValueError:
+        raise DamagedModule(f"the library has no symbol {spec['symbol']} to map its constants at") from None
+    if address % _PAGE:
+        raise DamagedModule(f"the library's room for its constants is not page-aligned ({address:#x})")
+    fd = os.open(directory / spec["file"], os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        if size != spec["bytes"]:
+            raise DamagedModule(f"{spec['file']} holds {size} bytes, the manifest says {spec['bytes']}")
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        got = libc.mmap(address, size, _PROT_READ, _MAP_PRIVATE | _MAP_FIXED, fd, 0)
+        if got != address:
+            raise OSError(ctypes.get_errno(), f"mapping {spec['file']} into the library failed: "
+                                              f"{os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+
+
 class ExportedModule:
     """`libraries` maps the file names of the runtime libraries the manifest `needs` to their paths
     (default: next to the library, where an export puts them)."""
@@ -190,6 +221,8 @@ class ExportedModule:
         self.lib = ctypes.CDLL(str(directory / self.metadata["library"]))
         if self.kind == "cpu":
             check_abi_table(self.lib, self.metadata["functions"])
+        if "constants" in self.metadata:
+            map_constants(self.lib, directory, self.metadata["constants"])
         self.functions = {name: self._function(name, shape_rules.from_json(rules))
                           for name, rules in self.metadata["functions"].items()}
         self.profiler = self._profiler()

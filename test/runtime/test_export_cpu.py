@@ -9,6 +9,7 @@ import pytest
 
 from ftuner_mlir import models
 from ftuner_mlir.export import export
+from ftuner_mlir.freeze import freeze_arguments
 from ftuner_mlir.runtime import libs
 
 # Run in the export folder with the compiler's packages made unimportable.
@@ -141,3 +142,39 @@ def test_avx2_target_in_process_has_no_avx512_code(tmp_path):
     x, w = rng.standard_normal((37, 768)).astype(np.float32), rng.standard_normal((2304, 768)).astype(np.float32)
     ref = x.astype(np.float64) @ w.astype(np.float64).T
     assert np.abs(exe(x, w) - ref).max() / np.abs(ref).max() < 1e-5
+
+
+WEIGHTS_CHECK = """
+import sys
+sys.modules["mlir"] = None; sys.modules["ftuner_mlir"] = None
+sys.path.insert(0, ".")
+import numpy as np
+import ftuner_export
+f = ftuner_export.load(".")["matmul"]
+w = np.load("w.npy")
+rng = np.random.default_rng()
+worst = 0.0
+for m in (1, 7, 53):
+    x = rng.standard_normal((m, 96)).astype(np.float32)
+    ref = x.astype(np.float64) @ w.astype(np.float64)
+    out = np.full((m, 40), np.nan, np.float32)
+    worst = max(worst, float(np.abs(f(x, out=out) - ref).max() / np.abs(ref).max()))
+print("worst", worst)
+"""
+
+
+def test_weights_export_beside_the_library(tmp_path):
+    """A module's large constants ship as their own file, mapped by the loader over the library's room
+    for them: the library does not hold them, and the export computes with them."""
+    import numpy as np
+    w = np.random.default_rng().standard_normal((96, 40)).astype(np.float32)
+    source = freeze_arguments(models.matmul(n=40, k=96), {1: w})
+    out = export(source, "host", tmp_path, name="weighted", num_threads=1)
+    meta = json.loads((out / "module.json").read_text())
+    assert (out / meta["constants"]["file"]).stat().st_size == meta["constants"]["bytes"] >= w.nbytes
+    assert w[0, :8].tobytes() not in (out / "libweighted.so").read_bytes()
+    np.save(out / "w.npy", w)
+    proc = subprocess.run([sys.executable, "-c", WEIGHTS_CHECK], cwd=out, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert float(proc.stdout.split("worst")[1]) < 1e-5

@@ -33,9 +33,31 @@ print(json.dumps({{"origin": exe.origin, "library": exe.library, "compilations":
 """
 
 
-def run(cache_dir: Path, tag: str, kwargs: str = "", env: dict | None = None, wait: bool = True):
+# A module with a weight (the same in every process, from a seeded generator) large enough to live in
+# the constants file beside the library (backends/cpu/constants.py).
+WEIGHTED_SCRIPT = """
+import json, numpy as np
+import ftuner_mlir
+from ftuner_mlir import compiler, models
+from ftuner_mlir.freeze import freeze_arguments
+w = np.random.default_rng(7).standard_normal((80, 48)).astype(np.float32)
+exe = ftuner_mlir.compile("// {tag}\\n" + freeze_arguments(models.matmul(n=48, k=80), {{1: w}}){kwargs})
+rng = np.random.default_rng()
+worst = 0.0
+for m in (1, 29):
+    a = rng.standard_normal((m, 80)).astype(np.float32)
+    ref = a.astype(np.float64) @ w.astype(np.float64)
+    out = np.full((m, 48), np.nan, np.float32)
+    worst = max(worst, float(np.abs(exe(a, out=out) - ref).max() / np.abs(ref).max()))
+print(json.dumps({{"origin": exe.origin, "library": exe.library, "compilations": compiler.compilations,
+                  "err": worst}}))
+"""
+
+
+def run(cache_dir: Path, tag: str, kwargs: str = "", env: dict | None = None, wait: bool = True,
+        script: str = SCRIPT):
     environment = dict(os.environ, FTUNER_CACHE_DIR=str(cache_dir), **(env or {}))
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT.format(tag=tag, kwargs=kwargs)], env=environment,
+    proc = subprocess.Popen([sys.executable, "-c", script.format(tag=tag, kwargs=kwargs)], env=environment,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return finish(proc) if wait else proc
 
@@ -91,6 +113,26 @@ def test_a_damaged_entry_is_rebuilt_not_loaded(tmp_path, damage):
     again = run(tmp_path, damage)
     assert again["origin"] == "built" and again["compilations"] == 1
     assert run(tmp_path, damage)["origin"] == "cache"
+
+
+@pytest.mark.parametrize("damage", ["flip-constants-byte", "truncate-constants", "drop-constants"])
+def test_damaged_constants_are_rebuilt_not_loaded(tmp_path, damage):
+    """The weights file beside the library is sealed like the library: a changed byte is caught before
+    the code computes with it."""
+    first = run(tmp_path, damage, script=WEIGHTED_SCRIPT)
+    folder = Path(first["library"]).parent
+    constants = folder / json.loads((folder / "module.json").read_text())["constants"]["file"]
+    if damage == "flip-constants-byte":
+        data = bytearray(constants.read_bytes())
+        data[len(data) // 3] ^= 0x40
+        constants.write_bytes(bytes(data))
+    elif damage == "truncate-constants":
+        constants.write_bytes(constants.read_bytes()[:100])
+    else:
+        constants.unlink()
+    again = run(tmp_path, damage, script=WEIGHTED_SCRIPT)
+    assert again["origin"] == "built" and again["compilations"] == 1
+    assert run(tmp_path, damage, script=WEIGHTED_SCRIPT)["origin"] == "cache"
 
 
 def test_concurrent_builds_agree(tmp_path):

@@ -157,8 +157,14 @@ def test_large_constants_reach_the_library_as_bytes(rng, form):
     else:
         source = WEIGHTED.replace("WEIGHT", f'dense<"0x{hexdigits}">')
     exe = ftuner_mlir.compile(source)                   # fresh weights: a new cache entry, kept to read
-    manifest = json.loads((Path(exe.library).parent / "module.json").read_text())
+    folder = Path(exe.library).parent
+    manifest = json.loads((folder / "module.json").read_text())
     assert manifest["constant_bytes"] >= w.nbytes
+    # the bytes live once, in the file the loader maps over the library's room for them (packed into
+    # panels: the weight's first row of 8 columns is a run of the file), not in the library itself
+    blob = (folder / manifest["constants"]["file"]).read_bytes()
+    assert len(blob) == manifest["constants"]["bytes"] and w[0, :8].tobytes() in blob
+    assert w[0, :8].tobytes() not in Path(exe.library).read_bytes()
     for m in (1, 7, 64):
         a = rng.standard_normal((m, 64)).astype(np.float32)
         ref = a.astype(np.float64) @ w.astype(np.float64)

@@ -1,10 +1,13 @@
-"""Large constants (a model's weights) go into the library as raw bytes, not through LLVM.
+"""Large constants (a model's weights) stay raw bytes in a file beside the library, not LLVM constants.
 
 Left in the LLVM dialect, every weight becomes a textual LLVM IR constant: BERT-base's 440 MB of
 weights made mlir-translate write more than 2.6 GB of IR over 7 minutes before llc even started.
-Instead, each constant global of at least THRESHOLD bytes becomes an external declaration, its bytes
-go to `constants.bin`, and a few lines of assembly (`.incbin`) define the symbol: llvm-mc turns those
-into an object file in a fraction of a second, and the linker copies the bytes into the library.
+Instead, each constant global of at least THRESHOLD bytes becomes an external declaration and its bytes
+go to `constants.bin`. The library only reserves their room: a page-aligned section without file
+contents (like .bss) whose symbols sit at the blob's offsets, made by a few lines of assembly. The
+loader maps the file over that section (runtime/loader.py): the bytes are written once, by the
+compiler, and never copied into an object file or the library (for BERT-base that was the 435 MB
+assembled by llvm-mc and copied again by the linker: ~2.5 s of the build).
 """
 from __future__ import annotations
 
@@ -17,7 +20,6 @@ from ...ir.resources import RESOURCE_NAME, blob_array, blob_spans, is_kind, reso
 
 THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
 BLOB_FILE = "constants.bin"
-ASSEMBLY_FILE = "constants.s"
 
 
 def _bytes_of(op, source: str, blobs: dict) -> bytes | memoryview | None:
@@ -66,15 +68,24 @@ def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int
 
 
 BASE_SYMBOL = ".Lftuner_constants"
+REGION_SYMBOL = "ftuner_constants"    # what the loader looks up (dlsym) to map the file at
+PAGE = 4096
 
 
-def assembly(moved, folder: Path) -> str:
-    """Assembly that includes the blob once (llvm-mc reads the file for every .incbin) and defines each
-    moved symbol at its offset; hidden: nothing outside the library sees them."""
-    blob = (folder / BLOB_FILE).resolve()
-    align = max(a for _, _, _, a in moved)
-    lines = ['\t.section .rodata.ftuner_constants,"a",@progbits', f"\t.p2align {align.bit_length() - 1}",
-             f"{BASE_SYMBOL}:", f'\t.incbin "{blob}"']
+def region(moved) -> dict:
+    """The manifest's record of the moved constants: file, the symbol the loader maps it at, its size."""
+    size = max(offset + length for _, offset, length, _ in moved)
+    return {"file": BLOB_FILE, "symbol": REGION_SYMBOL, "bytes": size}
+
+
+def assembly(moved) -> str:
+    """Assembly that reserves the blob's room, page-aligned and in whole pages (the file is mapped over
+    it, and over nothing else), and defines each moved symbol at its offset; those are hidden (nothing
+    outside the library sees them), the region's start is not (the loader finds it)."""
+    size = region(moved)["bytes"]
+    lines = ['\t.section .bss.ftuner_constants,"aw",@nobits', f"\t.p2align {PAGE.bit_length() - 1}",
+             f"\t.globl {REGION_SYMBOL}", f"\t.type {REGION_SYMBOL},@object", f"\t.size {REGION_SYMBOL}, {size}",
+             f"{REGION_SYMBOL}:", f"{BASE_SYMBOL}:", f"\t.zero {-size % PAGE + size}"]
     for symbol, offset, size, _ in moved:
         lines += [f"\t.globl {symbol}", f"\t.hidden {symbol}", f"\t.type {symbol},@object",
                   f"\t.size {symbol}, {size}", f"\t.set {symbol}, {BASE_SYMBOL} + {offset}"]

@@ -18,6 +18,8 @@ def export(source: str, target, out: Path, name: str, options: dict) -> Path:
     with built(cpu_compile.request(source, target, **options)) as (folder, _):
         manifest = json.loads((folder / "module.json").read_text())
         shutil.copy(folder / manifest["library"], out / library)
+        if "constants" in manifest:                  # the weights the loader maps beside the library
+            shutil.copy(folder / manifest["constants"]["file"], out / manifest["constants"]["file"])
     if "libmlir_c_runner_utils.so" in manifest["needs"]:
         # it depends on libMLIR and libLLVM (hundreds of MB): not something to ship
         raise CompileError("this module calls MLIR's runtime helpers (a strided memref copy), which an export "

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import Callable
 
 from ...errors import CompileError
 from .. import child_process
@@ -74,10 +73,10 @@ def assemble(text: str, obj: Path) -> Path:
 
 
 def build_library(bytecode: Path, library: Path, target, opt_level: int,
-                  data_objects: Callable[[], list[Path]] = list) -> tuple[dict[str, float], int]:
-    """LLVM-dialect bytecode -> `library`, linked with the objects `data_objects()` returns when the
-    code's are ready (constants.py: the caller assembles them meanwhile); (the seconds each step took,
-    the number of compilation units). Intermediates stay next to it.
+                  data_objects: tuple[Path, ...] = ()) -> tuple[dict[str, float], int]:
+    """LLVM-dialect bytecode -> `library`, linked with `data_objects` (constants.py's room for the
+    weights); (the seconds each step took, the number of compilation units). Intermediates stay next to
+    it.
 
     The LLVM module is split by function into one unit per core (llvm-split keeps each function
     whole and promotes what units share), and the units go through opt and llc in parallel: the
@@ -111,6 +110,5 @@ def build_library(bytecode: Path, library: Path, target, opt_level: int,
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(units)) as pool:
         timed("opt+llc", lambda: objects.extend(pool.map(compile_unit, units)))
     # -lm: math ops without an LLVM lowering (math.erf, ...) are libm calls (convert-math-to-libm)
-    timed("data", lambda: objects.extend(data_objects()))        # waited for: not already done
-    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects), "-lm"]))
+    timed("link", lambda: run_tool(linker() + ["-o", str(library), *map(str, objects + list(data_objects)), "-lm"]))
     return seconds, len(units)

@@ -6,7 +6,6 @@ libraries the code needs.
 """
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
 import json
 import subprocess
@@ -18,7 +17,7 @@ from ..digest import file_digest
 from ..worker import main, write_manifest
 
 LIBRARY = "libmodule.so"
-FORMAT = 1
+FORMAT = 2                 # 2: large constants in a file beside the library (manifest['constants'])
 
 
 def _symbols(library: Path, *flags: str) -> set[str]:
@@ -62,10 +61,8 @@ def build(source: str, options, out: Path) -> dict:
     with open(bytecode, "wb") as f:
         module.operation.write_bytecode(f)
     seconds = {"mlir": round(time.perf_counter() - t0, 4)}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:     # the weights' object beside the code's
-        data = pool.submit(assemble, constants.assembly(moved, out), out / "constants.o") if moved else None
-        llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level,
-                                            lambda: [data.result()] if data else [])
+    data = (assemble(constants.assembly(moved), out / "constants.o"),) if moved else ()
+    llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level, data)
     seconds.update(llvm_seconds)
     manifest = {
         "format": FORMAT, "kind": "cpu", "library": LIBRARY, "library_digest": file_digest(out / LIBRARY),
@@ -78,7 +75,12 @@ def build(source: str, options, out: Path) -> dict:
         "amx": USES_AMX_ATTR in module.operation.attributes,
         "seconds": seconds, "units": units, "constant_bytes": sum(size for _, _, size, _ in moved),
     }
-    for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), *out.glob("constants.*")]:
+    if moved:
+        manifest["constants"] = {**constants.region(moved), "digest": file_digest(out / constants.BLOB_FILE)}
+    else:
+        (out / constants.BLOB_FILE).unlink()
+    for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), out / "constants.s",
+                     out / "constants.o"]:
         leftover.unlink(missing_ok=True)
     write_manifest(out, manifest)
     return manifest

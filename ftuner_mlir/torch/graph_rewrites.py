@@ -10,7 +10,7 @@ each op it reaches as a node before the old one (ops of the table decompose agai
 the sizes it passes reuse the nodes that already produce them: 2 s for BERT-base. The graph that comes
 out holds the retrace's ops (not the copies functionalization adds where a dropout returns its input,
 which torch-mlir folds away anyway); a program this cannot rewrite (a mutation other nodes see, a size
-that is not a product of input sizes, a constant made inside a decomposition, a decomposition that fixes
+that is not a sum, product or floor division of input sizes, a constant made inside a decomposition, a decomposition that fixes
 a dynamic size) is left to the retrace (decompositions.for_import).
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ from torch._dispatch.python import enable_python_dispatcher
 from torch.fx.experimental.proxy_tensor import autograd_would_have_decomposed
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
+from torch.utils._sympy.functions import FloorDiv
 
 aten = torch.ops.aten
 KEPT_META = ("stack_trace", "nn_module_stack", "source_fn_stack")   # what the new nodes take from the old
@@ -34,7 +35,8 @@ class CannotRewrite(Exception):
 
 class Sizes:
     """The node producing each dynamic size, created where missing: sym_size of a graph input for a
-    symbol, mul nodes for a product."""
+    symbol, operator nodes for sums, products and floor divisions of them (torch.export's `2*s - 1`,
+    `s // 16`)."""
 
     def __init__(self, graph: torch.fx.Graph):
         self.graph = graph
@@ -56,24 +58,30 @@ class Sizes:
         """An int, or the node computing the SymInt `value`."""
         if not isinstance(value, torch.SymInt):
             return value
-        expr = value.node.expr
+        return self._expr(value.node.expr)
+
+    def _expr(self, expr):
         if expr.is_number:
+            if not expr.is_integer:
+                raise CannotRewrite(f"a size {expr}")
             return int(expr)
         if isinstance(expr, sympy.Symbol):
             return self._symbol(expr)
-        if isinstance(expr, sympy.Mul):
-            if expr not in self.nodes:
-                out = None
-                for factor in sorted(expr.args, key=lambda f: f.is_number):        # a size node first
-                    term = int(factor) if factor.is_number else self._symbol(factor)
-                    out = term if out is None else self._mul(out, term)
-                self.nodes[expr] = out
-            return self.nodes[expr]
-        raise CannotRewrite(f"a size {expr}")
+        if expr not in self.nodes:
+            if isinstance(expr, (sympy.Mul, sympy.Add)):
+                op = operator.mul if isinstance(expr, sympy.Mul) else operator.add
+                terms = sorted(expr.args, key=lambda term: term.is_number)          # a size node first
+            elif isinstance(expr, FloorDiv):
+                op, terms = operator.floordiv, expr.args
+            else:
+                raise CannotRewrite(f"a size {expr}")
+            out = self._expr(terms[0])
+            for term in terms[1:]:
+                out = self._binary(op, out, self._expr(term))
+            self.nodes[expr] = out
+        return self.nodes[expr]
 
     def _symbol(self, symbol) -> torch.fx.Node:
-        if not isinstance(symbol, sympy.Symbol):
-            raise CannotRewrite(f"a size {symbol}")
         if symbol in self.nodes:
             return self.nodes[symbol]
         node = self._own.get(symbol)
@@ -83,19 +91,38 @@ class Sizes:
         return self.nodes[symbol]
 
     def _input_size(self, symbol) -> torch.fx.Node:
+        """sym_size of an input dim that is `symbol`, or `a*symbol + b` (a dim declared as a multiple,
+        `16*Dim("H")`): then (size - b) // a."""
         for placeholder in self.inputs:
             for dim, size in enumerate(getattr(placeholder.meta.get("val"), "shape", ())):
-                if isinstance(size, torch.SymInt) and size.node.expr == symbol:
-                    with self.graph.inserting_after(self.inputs[-1]):
-                        node = self.graph.call_function(aten.sym_size.int, (placeholder, dim))
-                    node.meta["val"] = size
-                    return node
+                if not isinstance(size, torch.SymInt) or symbol not in size.node.expr.free_symbols:
+                    continue
+                a, b = _linear_in(size.node.expr, symbol)
+                if a is None:
+                    continue
+                with self.graph.inserting_after(self.inputs[-1]):
+                    node = self.graph.call_function(aten.sym_size.int, (placeholder, dim))
+                node.meta["val"] = size
+                for op, operand in ((operator.sub, b), (operator.floordiv, a)):
+                    if operand != (0 if op is operator.sub else 1):
+                        with self.graph.inserting_after(node):
+                            node = self._binary(op, node, operand)
+                return node
         raise CannotRewrite(f"no input has the size {symbol}")
 
-    def _mul(self, a, b):
-        node = self.graph.call_function(operator.mul, (a, b))
-        node.meta["val"] = (a if isinstance(a, int) else a.meta["val"]) * (b if isinstance(b, int) else b.meta["val"])
+    def _binary(self, op, a, b):
+        node = self.graph.call_function(op, (a, b))
+        node.meta["val"] = op(a if isinstance(a, int) else a.meta["val"], b if isinstance(b, int) else b.meta["val"])
         return node
+
+
+def _linear_in(expr, symbol) -> tuple[int | None, int]:
+    """(a, b) with expr == a*symbol + b for integers a != 0 and b, else (None, 0)."""
+    a = expr.coeff(symbol)
+    b = sympy.expand(expr - a * symbol)
+    if not (a.is_Integer and a != 0 and b.is_Integer):
+        return None, 0
+    return int(a), int(b)
 
 
 class Recorder(TorchDispatchMode):

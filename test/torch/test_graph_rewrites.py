@@ -3,6 +3,7 @@ the graph that comes out holds the ops the retrace makes, computes what the modu
 fresh inputs at shapes not exported), and a graph the rewrite cannot take falls back to the retrace."""
 import collections
 import copy
+import operator
 
 import pytest
 
@@ -145,3 +146,32 @@ def test_a_decomposition_that_fixes_a_dynamic_size_goes_through_the_retrace():
         graph_rewrites.rewrite(load(), fixing)
     decompositions.for_import(load, fixing)
     assert len(loads) == 3          # the copy above, the rewrite's, a fresh one for the retrace
+
+
+class Frames(torch.nn.Module):
+    """Frames of 4 after a 2-sample header, through a linear: its decomposition views the frames as
+    rows, a size (B * F) with a symbol no input dim is (the input's length is 4*F + 2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(x[:, 2:].reshape(x.shape[0], -1, 4))
+
+
+def test_a_size_from_a_derived_dim_is_computed_not_retraced(rng):
+    """A symbol that an input dim holds as `a*F + b` is (size - b) // a: no retrace, and the graph
+    computes the module at sizes not exported."""
+    module = Frames().eval()
+    frames = Dim("F", max=64)                  # not "S": torch derives dims by name, and sympy.S exists
+    program = exporting.export(module, (torch.randn(2, 4 * 3 + 2),), None, ({0: Dim("B", max=16), 1: 4 * frames + 2},))
+    assert graph_rewrites.rewrite(program, _table()) > 0
+    assert program.graph.find_nodes(op="call_function", target=operator.floordiv)
+    run, reference = program.module(), copy.deepcopy(module).double()
+    for b, frames in ((1, 1), (3, 5), (2, 13)):
+        x = torch.from_numpy(rng.standard_normal((b, 4 * frames + 2)).astype("float32"))
+        with torch.no_grad():
+            got, expected = run(x), reference(x.double())
+        assert got.shape == expected.shape == (b, frames, 3)
+        assert relative_error(got, expected) < 1e-5

@@ -1,27 +1,26 @@
 """Walking the IR without recursion (nesting depth is the input's; Python's stack is not deep)."""
 from __future__ import annotations
 
-from typing import Iterator
-
 from mlir import ir
 
 
-def walk(op) -> Iterator:
-    """Pre-order walk over all nested operations (as OpViews); safe to collect before mutating. An
-    explicit stack, not recursion: nesting depth is the input's, and Python's stack is not deep."""
-    stack = [iter(_children(op))]
-    while stack:
-        child = next(stack[-1], None)
-        if child is None:
-            stack.pop()
-            continue
-        yield child
-        stack.append(iter(_children(child.operation)))
+def walk(op) -> list:
+    """The operations nested in `op` (not `op` itself), in pre-order, as OpViews; collected before the
+    caller mutates anything. MLIR's own walk finds them (no Python recursion: nesting depth is the
+    input's), ~2.3x faster than descending regions, blocks and op lists from Python (BERT-base)."""
+    found = []
+
+    def visit(child):
+        found.append(child.opview)
+        return ir.WalkResult.ADVANCE
+
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:]                    # MLIR's walk visits `op` first
 
 
 def ops_where(op, keep) -> list:
     """The ops nested in `op` for which keep(op) holds, in pre-order, found by MLIR's own walk: it hands
-    Python a bare Operation per op, ~4x cheaper than walk()'s views on a model's LLVM dialect. Collected
+    Python a bare Operation per op, ~2x cheaper than walk()'s views on a model's LLVM dialect. Collected
     before the caller mutates anything."""
     found = []
 
@@ -38,10 +37,6 @@ def ops_named(op, names) -> list:
     """ops_where for ops named `names` (one name, or a collection of them)."""
     names = {names} if isinstance(names, str) else set(names)
     return ops_where(op, lambda child: child.name in names)
-
-
-def _children(op) -> list:
-    return [child for region in op.regions for block in region.blocks for child in block.operations]
 
 
 def functions(module_op) -> list:

@@ -35,24 +35,24 @@ def _aliases(root: ir.Value) -> list[ir.Value]:
     return out
 
 
-def _position_in(block_ops: list, op) -> int | None:
-    """The index of the op of `block_ops` that is `op` or holds it in a region; None if neither."""
+def _position_in(positions: dict, op) -> int | None:
+    """The position (in `positions`: a block's ops by index) of the op that is `op` or holds it in a
+    region; None if neither."""
     while op is not None:
-        for i, candidate in enumerate(block_ops):
-            if candidate.operation == op:
-                return i
+        if op in positions:
+            return positions[op]
         op = op.parent
     return None
 
 
-def _untouched_after(root: ir.Value, copy, block_ops: list) -> bool:
-    here = _position_in(block_ops, copy)
+def _untouched_after(root: ir.Value, copy, positions: dict) -> bool:
+    here = _position_in(positions, copy)
     for value in _aliases(root):
         for use in value.uses:
             owner = use.owner
             if owner == copy or owner.name in _METADATA:
                 continue
-            where = _position_in(block_ops, owner)
+            where = _position_in(positions, owner)
             if where is None or where > here:
                 return False
     return True
@@ -74,7 +74,9 @@ def _root(value: ir.Value) -> ir.Value:
     return roots.pop() if len(roots) == 1 else value
 
 
-def _rewrite(copy) -> None:
+def _rewrite(copy, positions: dict) -> None:
+    """Replace `copy` by a view where it may; `positions` (its block's ops by index) follows: the view
+    takes the copy's place."""
     source, target = copy.operands
     alloc = defining_op(target)
     root = _root(source)
@@ -90,16 +92,23 @@ def _rewrite(copy) -> None:
         return
     same_rank = root_type.rank == ir.MemRefType(target.type).rank
     if not same_rank and any(u.name != "memref.reshape" for u in reshapes):
-        return                          # only memref.reshape reads a buffer of another rank
-    if not _untouched_after(root, copy, list(copy.block.operations)):
+        return                    # only memref.reshape reads a buffer of another rank
+    if not _untouched_after(root, copy, positions):
         return
     with ir.InsertionPoint(copy), copy.location:
         view = memref.CastOp(target.type, root).result if same_rank else root     # any rank reshapes
     for reshape in reshapes:
         reshape.operands[0] = view
+    where = positions.pop(copy)
+    if same_rank:
+        positions[view.owner.operation] = where
     copy.erase()
 
 
 def read_reshapes_in_place(module_op) -> None:
+    positions: dict = {}                # per block, its ops by index (made once: a block lists its ops slowly)
     for copy in ops_named(module_op, "memref.copy"):
-        _rewrite(copy)
+        block = copy.block
+        if block not in positions:
+            positions[block] = {op.operation: i for i, op in enumerate(block.operations)}
+        _rewrite(copy, positions[block])

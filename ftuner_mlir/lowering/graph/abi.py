@@ -122,8 +122,36 @@ def compute_branches_in_outputs(module_op) -> None:
             if branch is None or branch.name != "scf.if" or not isinstance(out.type, ir.MemRefType):
                 continue
             empty = _branch_destination(branch, ir.OpResult(look_through(source, {"tensor.cast"})).result_number)
-            if empty is not None and len([u for u in _live_uses(empty.results[0]) if u.owner.name != "tensor.dim"]) == 2:
-                _compute_in(out, empty)           # written by the two branches only (its sizes read anywhere)
+            if empty is None:
+                continue
+            writers = [u for u in _live_uses(empty.results[0]) if u.owner.name != "tensor.dim"]
+            in_branches = [u for u in writers if _inside(u.owner, branch)]
+            if len(in_branches) != 2:
+                continue
+            if len(writers) > 2:          # CSE merged it with other layers' empties: the branches get their own
+                empty = _own_empty(empty, in_branches)
+            _compute_in(out, empty)       # written by the two branches only (its sizes read anywhere)
+
+
+def _inside(op, branch) -> bool:
+    """`op` is nested in `branch` (within their function)."""
+    op = op.operation.parent
+    while op is not None and op.name != "func.func":
+        if op == branch.operation:
+            return True
+        op = op.parent
+    return False
+
+
+def _own_empty(empty, uses: list):
+    """A copy of the tensor.empty `empty` that `uses` read instead (before, the empty-tensor elimination
+    gave the out buffer to one branch, which one depending on memory addresses, and the other branch's
+    result was allocated and copied: the code differed from run to run)."""
+    with ir.InsertionPoint(empty):
+        own = empty.clone()
+    for use in uses:
+        use.owner.operands[use.operand_number] = own.results[0]
+    return own
 
 
 def _branch_destination(branch, index: int):

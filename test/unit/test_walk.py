@@ -36,3 +36,16 @@ def test_same_ops_in_the_same_order_as_walk():
         assert [op.name for op in found] == ["func.func", "scf.if", "arith.mulf"]
         assert ops_named(fn, "func.func") == []          # not the op the walk starts from
         assert ops_named(fn, "memref.copy") == []
+
+
+def test_walk_is_pre_order_over_views_without_its_start():
+    from mlir.dialects import arith, scf
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(SOURCE)
+        fn = functions(module.operation)[0]
+        found = walk(fn)
+        assert [op.operation.name for op in found] == [
+            "arith.constant", "arith.constant", "scf.for", "arith.addf", "scf.if", "arith.mulf", "scf.yield",
+            "scf.yield", "scf.yield", "arith.addf", "func.return"]
+        assert isinstance(found[0], arith.ConstantOp) and isinstance(found[2], scf.ForOp)
+        assert [op.operation.name for op in walk(module.operation)][0] == "func.func"

@@ -170,7 +170,7 @@ def check_abi_table(lib, functions: dict) -> None:
 
 
 _PROT_READ, _MAP_PRIVATE, _MAP_FIXED = 0x1, 0x02, 0x10
-_PAGE = 4096
+_PAGE = 4096          # backends/cpu/constants.PAGE (an export's loader imports nothing of the compiler)
 
 
 def map_constants(lib, directory: Path, spec: dict) -> None:

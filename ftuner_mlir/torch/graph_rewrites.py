@@ -10,8 +10,8 @@ each op it reaches as a node before the old one (ops of the table decompose agai
 the sizes it passes reuse the nodes that already produce them: 2 s for BERT-base. The graph that comes
 out holds the retrace's ops (not the copies functionalization adds where a dropout returns its input,
 which torch-mlir folds away anyway); a program this cannot rewrite (a mutation other nodes see, a size
-that is not a sum, product or floor division of input sizes, a constant made inside a decomposition, a decomposition that fixes
-a dynamic size) is left to the retrace (decompositions.for_import).
+that is not a sum, product or floor division of input sizes, a constant made inside a decomposition, a
+decomposition that fixes a dynamic size) is left to the retrace (decompositions.for_import).
 """
 from __future__ import annotations
 
@@ -103,10 +103,9 @@ class Sizes:
                 with self.graph.inserting_after(self.inputs[-1]):
                     node = self.graph.call_function(aten.sym_size.int, (placeholder, dim))
                 node.meta["val"] = size
-                for op, operand in ((operator.sub, b), (operator.floordiv, a)):
-                    if operand != (0 if op is operator.sub else 1):
-                        with self.graph.inserting_after(node):
-                            node = self._binary(op, node, operand)
+                for op, operand in [(operator.sub, b)] * (b != 0) + [(operator.floordiv, a)] * (a != 1):
+                    with self.graph.inserting_after(node):
+                        node = self._binary(op, node, operand)
                 return node
         raise CannotRewrite(f"no input has the size {symbol}")
 

@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 from mlir import ir
 
+from ..ir import weights
 from ..ir.resources import blob_constant, constant_array
 from ..ukernel.space import UKernelSet
 
@@ -22,10 +23,13 @@ PACKED_FAMILY = "matmul_transpose_b"     # the family the dispatch of a packed w
 def panels(weight_nk: np.ndarray, nr: int) -> np.ndarray:
     """N x K -> [ceil(N/nr), K, nr], zero-filled past N."""
     n, k = weight_nk.shape
-    count = -(-n // nr)
-    padded = np.zeros((count * nr, k), weight_nk.dtype)
-    padded[:n] = weight_nk
-    return np.ascontiguousarray(padded.reshape(count, nr, k).transpose(0, 2, 1))
+    count, full = -(-n // nr), n // nr
+    out = np.empty((count, k, nr), weight_nk.dtype)       # written once: no padded copy to transpose
+    out[:full] = weight_nk[:full * nr].reshape(full, nr, k).transpose(0, 2, 1)
+    if full < count:
+        out[full] = 0
+        out[full, :, :n - full * nr] = weight_nk[full * nr:].T
+    return out
 
 
 def vnni_panels(weight_nk: np.ndarray, width: int = 16, k_step: int = 32) -> np.ndarray:
@@ -52,6 +56,7 @@ def amx_packed_weight(op, transpose_b: bool) -> tuple[ir.Value, int] | None:
     element_type = ir.ShapedType(op.operands[1].type).element_type
     with ir.InsertionPoint(op), op.location:
         value = blob_constant(vnni_panels(weight_nk), "ftuner_vnni_panels", element_type)
+    weights.release(weight)
     return value, -(-weight_nk.shape[1] // 32) * 16
 
 
@@ -72,4 +77,5 @@ def packed_weight(op, uks: UKernelSet) -> tuple[ir.Value, UKernelSet] | None:
     element_type = ir.ShapedType(op.operands[1].type).element_type
     with ir.InsertionPoint(op), op.location:
         value = blob_constant(panels(weight_nk, uks.nr), f"ftuner_panels_n{uks.nr}", element_type)
+    weights.release(weight)
     return value, dataclasses.replace(uks, family=PACKED_FAMILY)

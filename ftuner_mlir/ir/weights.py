@@ -11,6 +11,8 @@ passes read the bytes back without printing them (ir/resources.py).
 """
 from __future__ import annotations
 
+import mmap
+
 import numpy as np
 from mlir import ir
 
@@ -53,6 +55,22 @@ def attach(module: ir.Module) -> None:
                 made[name] = blob_attr(_blob(data, path, name, offsets[name], kind), name, kind)
             op.attributes["value"] = made[name]
         del attrs[EXTERNAL_WEIGHTS_ATTR]
+
+
+def release(array: np.ndarray) -> None:
+    """Let the kernel take back the memory of a weight read for the last time (packed into panels):
+    the pages of the mapped file under `array` leave this process (a later read maps them in again),
+    so a compile does not hold every weight twice, the source and its panels. Arrays over any other
+    memory are left alone."""
+    mapping = getattr(array, "_mmap", None)          # np.memmap and its views carry the mapping
+    if not isinstance(mapping, mmap.mmap):
+        return
+    start = np.frombuffer(mapping, np.uint8).ctypes.data
+    low, high = (bound - start for bound in np.lib.array_utils.byte_bounds(array))
+    page = mmap.PAGESIZE
+    low, high = -(-low // page) * page, high // page * page    # whole pages: the edges may hold a neighbour
+    if high > low:
+        mapping.madvise(mmap.MADV_DONTNEED, low, high - low)
 
 
 def _mapped(path: str) -> np.ndarray:

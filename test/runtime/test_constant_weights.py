@@ -23,6 +23,8 @@ def test_panel_layout(rng, n, k, nr):
         np.testing.assert_array_equal(p[col // nr, :, col % nr], w[col])
     # the last panel's columns past N are zeros (stored, never read)
     assert not p[-1, :, n - (p.shape[0] - 1) * nr:].any()
+    # a weight stored K x N packs from its transposed view alike
+    np.testing.assert_array_equal(panels(np.ascontiguousarray(w.T).T, nr), p)
 
 
 def _blob_module(w: np.ndarray) -> str:

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 from mlir import ir
 
+from ...ir import weights
 from ...ir.resources import RESOURCE_NAME, blob_array, blob_spans, is_kind, resource_bytes
 
 THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
 BLOB_FILE = "constants.bin"
 
 
-def _bytes_of(op, source: str, blobs: dict) -> bytes | memoryview | None:
+def _bytes_of(op, source: str, blobs: dict) -> bytes | np.ndarray | None:
     """The raw little-endian bytes of a global's value, or None when they cannot be read here. A blob
     made from an array (packed weights, external weights: ir/weights.py) is that array's memory; one
     of the source text is sliced out of it."""
@@ -30,7 +31,7 @@ def _bytes_of(op, source: str, blobs: dict) -> bytes | memoryview | None:
     if is_kind(ir.DenseResourceElementsAttr, value):
         made = blob_array(value)
         if made is not None:
-            return made.reshape(-1).view(np.uint8).data
+            return made.reshape(-1).view(np.uint8)
         found = RESOURCE_NAME.match(str(value))
         if found is not None and found.group(1) in blobs:
             begin, end = blobs[found.group(1)]
@@ -59,7 +60,9 @@ def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int
                 continue
             align = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 16
             offset = -out.tell() % align + out.tell()
-            out.write(b"\0" * (offset - out.tell()) + data)
+            out.write(b"\0" * (offset - out.tell()))
+            out.write(data)
+            weights.release(data)            # a weight read from its mapped file: its pages can go
             moved.append((ir.StringAttr(op.attributes["sym_name"]).value, offset, len(data), align))
             del op.attributes["value"]
             op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")

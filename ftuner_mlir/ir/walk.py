@@ -62,9 +62,21 @@ def defining_op(value):
 def ancestor_in(op, block: ir.Block):
     """The op of `block` that is `op` or holds it in a region (None when `op` is not inside `block`)."""
     op = op.operation
-    while op is not None and op.block != block:
+    while op.parent is not None:            # the top op has no block (asking for it asserts in MLIR)
+        if op.block == block:
+            return op
         op = op.parent
-    return op
+    return None
+
+
+def inside(op, container) -> bool:
+    """`op` is `container` or nested in its regions."""
+    op = op.operation
+    while op is not None:
+        if op == container.operation:
+            return True
+        op = op.parent
+    return False
 
 
 def look_through(value: ir.Value, op_names) -> ir.Value:

@@ -1,8 +1,8 @@
 """ir/walk: ops_where and ops_named find what walk() finds, in the same pre-order, without the op they
-start from; a name set matches any of its names."""
+start from; a name set matches any of its names. ancestor_in and inside climb to the top op safely."""
 from mlir import ir
 
-from ftuner_mlir.ir.walk import functions, ops_named, ops_where, walk
+from ftuner_mlir.ir.walk import ancestor_in, functions, inside, ops_named, ops_where, walk
 
 SOURCE = """
 func.func @f(%x: f32, %n: index, %cond: i1) -> f32 {
@@ -49,3 +49,19 @@ def test_walk_is_pre_order_over_views_without_its_start():
             "scf.yield", "scf.yield", "arith.addf", "func.return"]
         assert isinstance(found[0], arith.ConstantOp) and isinstance(found[2], scf.ForOp)
         assert [op.operation.name for op in walk(module.operation)][0] == "func.func"
+
+
+def test_ancestor_in_and_inside_climb_to_the_top_op():
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(SOURCE + "func.func @g() {\n  return\n}\n")
+        fn, other = functions(module.operation)
+        body = fn.regions[0].blocks[0]
+        loop = ops_named(fn, "scf.for")[0]
+        branch, mulf = ops_named(fn, "scf.if")[0], ops_named(fn, "arith.mulf")[0]
+        assert ancestor_in(mulf, body) == loop.operation
+        assert ancestor_in(loop, body) == loop.operation
+        # not inside the block: the climb reaches the module (whose block MLIR asserts on) and stops
+        assert ancestor_in(mulf, other.regions[0].blocks[0]) is None
+        assert ancestor_in(module.operation, body) is None
+        assert inside(mulf, branch) and inside(mulf, fn) and inside(branch, branch)
+        assert not inside(loop, branch) and not inside(mulf, other)

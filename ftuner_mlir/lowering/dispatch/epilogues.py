@@ -25,7 +25,7 @@ from ...ir.attributes import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, EPILOGUE_ATTR, EPIL
 from ...ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slice, for_loop, index, insert_slice,
                         reassociation_groups, view_on, with_element)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
-from ...ir.walk import defining_op, integer_constant
+from ...ir.walk import ancestor_in, defining_op, inside, integer_constant, ops_named
 from ..llvm.merge_functions import merge_identical_functions
 from ..transform import run_script
 from .dispatch_calls import dispatch_functions
@@ -369,8 +369,9 @@ def _extra_operand(value, kind: str, groups) -> ir.Value:
     return cast(value, _extra_type(kind, t.element_type))
 
 
-def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
-    """The copy called where the consumer was; the result's casts and expand re-made after it."""
+def _rewrite_call_site(epilogue: Epilogue, name: str):
+    """The copy called where the consumer was (returned: the new call); the result's casts and expand
+    re-made after it."""
     generic, call = epilogue.generic, epilogue.call
     element = ir.RankedTensorType(generic.results[0].type).element_type
     with ir.InsertionPoint(generic), generic.location:
@@ -378,7 +379,8 @@ def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
         operands, result = list(call.operands), with_element(call.results[0].type, element)
         if result != call.results[0].type:             # a narrowing epilogue: C of its element type
             operands[2] = empty_like(operands[2], element)
-        value = func.CallOp([result], ir.FlatSymbolRefAttr.get(name), operands + extras).result
+        fused = func.CallOp([result], ir.FlatSymbolRefAttr.get(name), operands + extras)
+        value = fused.result
         for op in epilogue.chain:
             value = view_on(op, value)
     generic.results[0].replace_all_uses_with(value)
@@ -387,6 +389,7 @@ def _rewrite_call_site(epilogue: Epilogue, name: str) -> None:
     for op in reversed(epilogue.chain):
         op.erase()
     call.erase()
+    return fused
 
 
 def fuse_epilogues(module_op, lanes: int) -> None:
@@ -396,35 +399,52 @@ def fuse_epilogues(module_op, lanes: int) -> None:
         run_script("vectorize_epilogues", module_op, lanes=lanes)
 
 
-def _first_match(module_op, dispatches) -> Epilogue | None:
-    """The first call (pre-order) that takes an epilogue. A C++ walk that stops there: fuse() walks
-    again after every fusion, and a Python walk made that quadratic in a model's size (BERT-large:
-    1.2M ops visited, 5.7 s)."""
-    found = []
-
-    def visit(op):
-        if op.name == "func.call":
-            match = _match(op, dispatches)
-            if match is not None:
-                found.append(match)
-                return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module_op.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found[0] if found else None
-
-
 def fuse(module_op) -> int:
     """Every dispatch call of a 2-D matmul family whose result feeds one elementwise consumer takes the
-    consumer in as an epilogue (repeatedly: a fused call may feed another)."""
-    count = 0
+    consumer in as an epilogue (repeatedly: a fused call may feed another). Calls are tried in program
+    order, as one walk found them: a fusion changes only its own site, so no call before it can match
+    afterwards, and the fused call takes its consumer's place in the order (walking the module again
+    after every fusion made this quadratic in a model's size)."""
+    count, dispatches = 0, dispatch_functions(module_op)
+    pending, i = ops_named(module_op, "func.call"), 0
     while True:
-        dispatches = dispatch_functions(module_op)
-        found = _first_match(module_op, dispatches)
+        if i == len(pending):                 # a last walk: the copies' bodies hold calls too
+            pending, i = ops_named(module_op, "func.call"), 0
+            if not any(_match(call, dispatches) for call in pending):
+                return count
+        found = _match(pending[i], dispatches)
         if found is None:
-            return count
+            i += 1
+            continue
         callee = ir.FlatSymbolRefAttr(found.call.attributes["callee"]).value
         name = f"{callee}_ep{count}"
         count += 1
-        _add_epilogue(dispatches[callee], found, name)
-        _rewrite_call_site(found, name)
+        dispatches[name] = _add_epilogue(dispatches[callee], found, name)
+        fused = _rewrite_call_site(found, name)
+        pending = _in_order(pending, i, fused)
+        if pending is None:
+            pending, i = ops_named(module_op, "func.call"), 0
+
+
+def _in_order(pending: list, i: int, fused) -> list | None:
+    """`pending` with call i (fused away) replaced by `fused`, placed before the first later call that
+    follows it: in its block, or in a later function; None for a later call of its function outside
+    its block (then walk again)."""
+    block, function, j = fused.operation.block, _function_of(fused), i + 1
+    while j < len(pending):
+        holder = ancestor_in(pending[j], block)
+        if holder is None:
+            if inside(pending[j], function):
+                return None
+            break
+        if fused.operation.is_before_in_block(holder):
+            break
+        j += 1
+    return pending[:i] + pending[i + 1:j] + [fused] + pending[j:]
+
+
+def _function_of(op):
+    op = op.operation
+    while op.name != "func.func":
+        op = op.parent
+    return op

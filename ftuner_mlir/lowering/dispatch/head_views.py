@@ -27,7 +27,7 @@ from ...ir.attributes import AMX_ATTR, SET_ATTR, ZERO_INIT_ATTR
 from ...ir.build import cast, dim, index, reassociation_groups
 from ...ir.codecs import amx_set_from_attr, ukernel_set_from_attr
 from ...ir.symbols import add_functions, symbols
-from ...ir.walk import defining_op, functions, public_functions, walk
+from ...ir.walk import defining_op, functions, inside, public_functions, walk
 
 _HEADS_GROUPS = [[0, 1], [2], [3]]
 
@@ -39,15 +39,6 @@ class HeadOperand:
     condition: ir.Value | None  # the broadcast test of skip_identity_broadcasts' scf.if, if any
     chain: list                 # transpose, [scf.if], collapse_shape or reshape, [tensor.cast]: in order
     reshape: object = None      # the tensor.reshape that merges batch and heads, when no collapse_shape does
-
-
-def _inside(op, container) -> bool:
-    """`op` is `container` or nested in its regions."""
-    while op is not None:
-        if op.operation == container.operation:
-            return True
-        op = op.operation.parent
-    return False
 
 
 def _merges_heads(op) -> bool:
@@ -102,7 +93,7 @@ def _head_operand(value: ir.Value) -> HeadOperand | None:
                 return None
             continue
         for user in users:
-            if _inside(user, consumer):
+            if inside(user, consumer):
                 continue
             if producer is transpose and user.operation.name == "tensor.dim":
                 continue

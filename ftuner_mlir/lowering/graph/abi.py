@@ -18,7 +18,7 @@ from mlir.dialects import bufferization, func, memref
 from ...ir.attributes import DISPATCH_ATTR
 from ...ir.build import cast
 from ...ir.diagnostics import PassFailure, location_of
-from ...ir.walk import defining_op, functions, look_through, public_functions
+from ...ir.walk import defining_op, functions, inside, look_through, public_functions
 
 
 def _memref_for(t: ir.Type) -> ir.Type:
@@ -125,22 +125,12 @@ def compute_branches_in_outputs(module_op) -> None:
             if empty is None:
                 continue
             writers = [u for u in _live_uses(empty.results[0]) if u.owner.name != "tensor.dim"]
-            in_branches = [u for u in writers if _inside(u.owner, branch)]
+            in_branches = [u for u in writers if inside(u.owner, branch)]
             if len(in_branches) != 2:
                 continue
             if len(writers) > 2:          # CSE merged it with other layers' empties: the branches get their own
                 empty = _own_empty(empty, in_branches)
             _compute_in(out, empty)       # written by the two branches only (its sizes read anywhere)
-
-
-def _inside(op, branch) -> bool:
-    """`op` is nested in `branch` (within their function)."""
-    op = op.operation.parent
-    while op is not None and op.name != "func.func":
-        if op == branch.operation:
-            return True
-        op = op.parent
-    return False
 
 
 def _own_empty(empty, uses: list):

@@ -4,7 +4,8 @@ A matmul whose B is a constant (torch-mlir exports every weight as a `dense_reso
 otherwise transpose or copy its weight into panels on every call. Here the weight, read as N x K
 whichever way it is stored, becomes a new constant [ceil(N/nr), K, nr]: panel p holds columns
 [p*nr, (p+1)*nr) row after row, the last panel's columns past N are zeros that no uKernel reads. The
-dispatch then reads each block's panels in place (codegen/matmul.py, `prepacked`).
+dispatch then reads each block's panels in place (codegen/matmul.py, `prepacked`). In a build the panels
+are written straight into the file of the library's constants (ir/arena.py).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import dataclasses
 import numpy as np
 from mlir import ir
 
-from ..ir import weights
+from ..ir import arena, weights
 from ..ir.resources import blob_constant, constant_array
 from ..ukernel.space import UKernelSet
 
@@ -24,7 +25,7 @@ def panels(weight_nk: np.ndarray, nr: int) -> np.ndarray:
     """N x K -> [ceil(N/nr), K, nr], zero-filled past N."""
     n, k = weight_nk.shape
     count, full = -(-n // nr), n // nr
-    out = np.empty((count, k, nr), weight_nk.dtype)       # written once: no padded copy to transpose
+    out = arena.empty((count, k, nr), weight_nk.dtype)    # written once: no padded copy to transpose
     out[:full] = weight_nk[:full * nr].reshape(full, nr, k).transpose(0, 2, 1)
     if full < count:
         out[full] = 0
@@ -76,6 +77,8 @@ def packed_weight(op, uks: UKernelSet) -> tuple[ir.Value, UKernelSet] | None:
     weight_nk = weight if uks.transpose_b else weight.T
     element_type = ir.ShapedType(op.operands[1].type).element_type
     with ir.InsertionPoint(op), op.location:
-        value = blob_constant(panels(weight_nk, uks.nr), f"ftuner_panels_n{uks.nr}", element_type)
+        packed = panels(weight_nk, uks.nr)
+        value = blob_constant(packed, f"ftuner_panels_n{uks.nr}", element_type)
+    arena.release(packed)
     weights.release(weight)
     return value, dataclasses.replace(uks, family=PACKED_FAMILY)

@@ -1,4 +1,6 @@
 """Shared checks for kernel tests: float64 references, poisoned outputs, tolerance relative to |A||B|."""
+from pathlib import Path
+
 import numpy as np
 
 
@@ -42,3 +44,16 @@ def compile_here(source, target, **options):
     with pytest.raises(InvalidOptions, match=f"target '{target}'.*lacks.*{missing[0]}"):
         ftuner_mlir.compile(source, target, **options)
     pytest.skip(f"this machine lacks {', '.join(missing)}: only the refusal to run {target} code was checked")
+
+
+def resident_kb(address: int) -> int:
+    """Rss of this process's mapping that holds `address` (/proc/self/smaps)."""
+    inside = False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            low, high = (int(part, 16) for part in head.split("-"))
+            inside = low <= address < high
+        elif inside and head == "Rss:":
+            return int(line.split()[1])
+    raise AssertionError("no mapping holds the address")

@@ -116,3 +116,48 @@ def test_constant_weight_other_panel_widths(rng, target):
         result = exe(x, poisoned((m, 70)))
         ref = x.astype(np.float64) @ w
         assert_matches(result, ref, np.abs(x).astype(np.float64) @ np.abs(w))
+
+
+def test_panels_are_built_in_the_constants_file(rng):
+    """A build packs each weight straight into the file the loader maps (ir/arena.py): a large panel is
+    named there by its symbol, a small one (compiled into the code) may end the file, which is then
+    mapped whole; both matmuls come back exact."""
+    import json
+    from pathlib import Path
+
+    w1, w2 = random(rng, (67, 45)), random(rng, (45, 3))          # panels of 12 KB (moved), 3 KB (kept)
+    kinds = "tensor<67x45xf32>", "tensor<45x3xf32>"
+    blob = "".join(f'      w{i}: "0x04000000{w.tobytes().hex()}",\n' for i, w in ((1, w1), (2, w2)))
+    text = f"""func.func @two(%x: tensor<?x67xf32>) -> tensor<?x3xf32> {{
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %w1 = arith.constant dense_resource<w1> : {kinds[0]}
+  %w2 = arith.constant dense_resource<w2> : {kinds[1]}
+  %m = tensor.dim %x, %c0 : tensor<?x67xf32>
+  %e1 = tensor.empty(%m) : tensor<?x45xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x45xf32>) -> tensor<?x45xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<?x67xf32>, {kinds[0]}) outs(%z1 : tensor<?x45xf32>) -> tensor<?x45xf32>
+  %e2 = tensor.empty(%m) : tensor<?x3xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x3xf32>) -> tensor<?x3xf32>
+  %r = linalg.matmul ins(%h, %w2 : tensor<?x45xf32>, {kinds[1]}) outs(%z2 : tensor<?x3xf32>) -> tensor<?x3xf32>
+  return %r : tensor<?x3xf32>
+}}
+{{-#
+  dialect_resources: {{
+    builtin: {{
+{blob.rstrip().rstrip(",")}
+    }}
+  }}
+#-}}
+"""
+    exe = ftuner_mlir.compile(text)
+    folder = Path(exe.library).parent
+    manifest = json.loads((folder / "module.json").read_text())
+    data = (folder / manifest["constants"]["file"]).read_bytes()
+    assert manifest["constants"]["bytes"] == len(data) >= manifest["constant_bytes"]
+    assert w1[0, :8].tobytes() in data                  # a panel row: 8 columns of one K row
+    assert data.rstrip(b"\0").endswith(w2[-1].tobytes())  # the small panel's last row (then zero columns)
+    for m in (1, 5, 97):
+        x = random(rng, (m, 67))
+        ref = x.astype(np.float64) @ w1 @ w2
+        assert_matches(exe(x, out=poisoned((m, 3))), ref, np.abs(x).astype(np.float64) @ np.abs(w1) @ np.abs(w2))

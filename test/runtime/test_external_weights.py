@@ -17,7 +17,7 @@ from ftuner_mlir.backends.cpu.options import BuildOptions
 from ftuner_mlir.ir import weights
 from ftuner_mlir.ir.resources import constant_array
 
-from .helpers import assert_matches, poisoned, random
+from .helpers import assert_matches, poisoned, random, resident_kb
 
 K, N = 67, 45          # odd sizes; the weight is (K, N), the bias (N,)
 
@@ -56,19 +56,6 @@ def test_parse_attaches_the_file_bytes(tmp_path, rng):
         assert "ftuner.external_weights" not in str(module.operation.attributes)
 
 
-def _resident_kb(address: int) -> int:
-    """Rss of this process's mapping that holds `address` (/proc/self/smaps)."""
-    inside = False
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        head = line.split()[0]
-        if "-" in head and ":" not in head:
-            low, high = (int(part, 16) for part in head.split("-"))
-            inside = low <= address < high
-        elif inside and head == "Rss:":
-            return int(line.split()[1])
-    raise AssertionError("no mapping holds the address")
-
-
 def test_release_gives_back_a_weights_pages_and_keeps_its_bytes(tmp_path, rng):
     w = random(rng, (1031, 509))                    # ~2 MB, not a whole number of pages
     path = tmp_path / "weights.bin"
@@ -76,9 +63,9 @@ def test_release_gives_back_a_weights_pages_and_keeps_its_bytes(tmp_path, rng):
     view = weights._mapped(str(path))[100:100 + w.nbytes].view(np.float32).reshape(w.shape).T
     np.testing.assert_array_equal(view.T, w)        # read: every page is resident
     address = view.ctypes.data
-    assert _resident_kb(address) >= w.nbytes // 1024
+    assert resident_kb(address) >= w.nbytes // 1024
     weights.release(view)
-    assert _resident_kb(address) <= 8               # at most the two shared edge pages stay
+    assert resident_kb(address) <= 8               # at most the two shared edge pages stay
     np.testing.assert_array_equal(view.T, w)        # the bytes read again, from the file
     weights.release(w)                              # not a mapped file: left alone
     np.testing.assert_array_equal(view.T, w)

@@ -17,6 +17,7 @@ import numpy as np
 from mlir import ir
 
 from ...ir import weights
+from ...ir.arena import Arena
 from ...ir.resources import RESOURCE_NAME, blob_array, blob_spans, is_kind, resource_bytes
 
 THRESHOLD = 4096                  # bytes; smaller constants stay in the code, where LLVM may fold them
@@ -45,12 +46,13 @@ def _bytes_of(op, source: str, blobs: dict) -> bytes | np.ndarray | None:
     return None
 
 
-def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int]]:
+def move_out(module, source: str, folder: Path, packed: Arena | None = None) -> list[tuple[str, int, int, int]]:
     """Large constant globals of the LLVM-dialect `module` become external declarations; their bytes
-    are appended to folder/BLOB_FILE. Returns (symbol, offset, size, alignment) per moved global."""
+    are appended to folder/BLOB_FILE, except those already in it: the arrays of `packed`, the arena
+    that file was made by (ir/arena.py). Returns (symbol, offset, size, alignment) per moved global."""
     blobs = blob_spans(source)
     moved = []
-    with open(folder / BLOB_FILE, "wb") as out:
+    with open(folder / BLOB_FILE, "ab" if packed is not None else "wb") as out:
         for op in module.body.operations:
             if op.operation.name != "llvm.mlir.global" or "constant" not in op.attributes \
                     or "value" not in op.attributes:
@@ -59,10 +61,12 @@ def move_out(module, source: str, folder: Path) -> list[tuple[str, int, int, int
             if data is None or len(data) < THRESHOLD:
                 continue
             align = ir.IntegerAttr(op.attributes["alignment"]).value if "alignment" in op.attributes else 16
-            offset = -out.tell() % align + out.tell()
-            out.write(b"\0" * (offset - out.tell()))
-            out.write(data)
-            weights.release(data)            # a weight read from its mapped file: its pages can go
+            offset = packed.offset_of(data) if packed is not None and isinstance(data, np.ndarray) else None
+            if offset is None or offset % align:
+                offset = -out.tell() % align + out.tell()
+                out.write(b"\0" * (offset - out.tell()))
+                out.write(data)
+                weights.release(data)        # a weight read from its mapped file: its pages can go
             moved.append((ir.StringAttr(op.attributes["sym_name"]).value, offset, len(data), align))
             del op.attributes["value"]
             op.attributes["linkage"] = ir.Attribute.parse("#llvm.linkage<external>")
@@ -75,17 +79,18 @@ REGION_SYMBOL = "ftuner_constants"    # what the loader looks up (dlsym) to map 
 PAGE = 4096
 
 
-def region(moved) -> dict:
-    """The manifest's record of the moved constants: file, the symbol the loader maps it at, its size."""
-    size = max(offset + length for _, offset, length, _ in moved)
+def region(size: int) -> dict:
+    """The manifest's record of the constants file of `size` bytes: file, the symbol the loader maps it
+    at, its size. The whole file is mapped: it may also hold panels no symbol names (ir/arena.py: small
+    ones stay in the code)."""
     return {"file": BLOB_FILE, "symbol": REGION_SYMBOL, "bytes": size}
 
 
-def assembly(moved) -> str:
-    """Assembly that reserves the blob's room, page-aligned and in whole pages (the file is mapped over
-    it, and over nothing else), and defines each moved symbol at its offset; those are hidden (nothing
-    outside the library sees them), the region's start is not (the loader finds it)."""
-    size = region(moved)["bytes"]
+def assembly(moved, size: int) -> str:
+    """Assembly that reserves the room of the constants file of `size` bytes, page-aligned and in whole
+    pages (the file is mapped over it, and over nothing else), and defines each moved symbol at its
+    offset; those are hidden (nothing outside the library sees them), the region's start is not (the
+    loader finds it)."""
     lines = ['\t.section .bss.ftuner_constants,"aw",@nobits', f"\t.p2align {PAGE.bit_length() - 1}",
              f"\t.globl {REGION_SYMBOL}", f"\t.type {REGION_SYMBOL},@object", f"\t.size {REGION_SYMBOL}, {size}",
              f"{REGION_SYMBOL}:", f"{BASE_SYMBOL}:", f"\t.zero {-size % PAGE + size}"]

@@ -47,6 +47,7 @@ def build(source: str, options, out: Path) -> dict:
     from mlir import ir
 
     from ...lowering.buffers import profile
+    from ...ir import arena
     from ...ir.attributes import USES_AMX_ATTR
     from ..lower import lower_cpu
     from . import constants
@@ -54,14 +55,16 @@ def build(source: str, options, out: Path) -> dict:
 
     t0 = time.perf_counter()
     context = ir.Context()
-    module, signatures = lower_cpu(source, context, options)
+    with arena.writing_into(out / constants.BLOB_FILE) as packed:       # the panels' bytes go there
+        module, signatures = lower_cpu(source, context, options)
     with context:
-        moved = constants.move_out(module, source, out)
+        moved = constants.move_out(module, source, out, packed)
     bytecode = out / "module.mlirbc"
     with open(bytecode, "wb") as f:
         module.operation.write_bytecode(f)
     seconds = {"mlir": round(time.perf_counter() - t0, 4)}
-    data = (assemble(constants.assembly(moved), out / "constants.o"),) if moved else ()
+    size = (out / constants.BLOB_FILE).stat().st_size
+    data = (assemble(constants.assembly(moved, size), out / "constants.o"),) if moved else ()
     llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level, data)
     seconds.update(llvm_seconds)
     manifest = {
@@ -76,7 +79,7 @@ def build(source: str, options, out: Path) -> dict:
         "seconds": seconds, "units": units, "constant_bytes": sum(size for _, _, size, _ in moved),
     }
     if moved:
-        manifest["constants"] = {**constants.region(moved), "digest": file_digest(out / constants.BLOB_FILE)}
+        manifest["constants"] = {**constants.region(size), "digest": file_digest(out / constants.BLOB_FILE)}
     else:
         (out / constants.BLOB_FILE).unlink()
     for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), out / "constants.s",

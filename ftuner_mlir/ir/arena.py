@@ -25,7 +25,6 @@ class Arena:
     """A file that grows by mapped chunks, each array placed in one chunk at an aligned offset."""
 
     def __init__(self, path: Path):
-        self.path = path
         self.end = 0                                    # bytes in use
         self._file = open(path, "w+b")
         self._chunks: list[tuple[int, int, int, mmap.mmap]] = []     # (address, file offset, size, map)
@@ -34,8 +33,7 @@ class Arena:
         dtype = np.dtype(dtype)
         nbytes = max(int(np.prod(shape)) * dtype.itemsize, 1)
         offset = -(-self.end // ALIGNMENT) * ALIGNMENT
-        chunk = self._chunk_for(offset, nbytes)
-        address, start, _, mapping = chunk
+        _, start, _, mapping = self._chunk_for(offset, nbytes)
         self.end = offset + nbytes
         return np.frombuffer(mapping, dtype, int(np.prod(shape)), offset - start).reshape(shape)
 
@@ -53,29 +51,39 @@ class Arena:
         self._chunks.append(chunk)
         return chunk
 
+    def _chunk_of(self, array: np.ndarray):
+        low, high = np.lib.array_utils.byte_bounds(array)
+        for chunk in self._chunks:
+            if chunk[0] <= low and high <= chunk[0] + chunk[2]:
+                return chunk
+        return None
+
     def offset_of(self, array: np.ndarray) -> int | None:
         """Where `array`'s bytes lie in the file, when it is one of this arena's arrays."""
-        low, high = np.lib.array_utils.byte_bounds(array)
-        for address, start, size, _ in self._chunks:
-            if address <= low and high <= address + size:
-                return start + low - address
-        return None
+        chunk = self._chunk_of(array)
+        return None if chunk is None else chunk[1] + np.lib.array_utils.byte_bounds(array)[0] - chunk[0]
 
     def release(self, array: np.ndarray) -> None:
         """`array` is written: its whole pages leave this process for the page cache."""
-        low, high = np.lib.array_utils.byte_bounds(array)
-        for address, _, size, mapping in self._chunks:
-            if address <= low and high <= address + size:
-                page = mmap.PAGESIZE
-                first, last = -(-(low - address) // page) * page, (high - address) // page * page
-                if last > first:
-                    mapping.madvise(mmap.MADV_DONTNEED, first, last - first)
-                return
+        chunk = self._chunk_of(array)
+        if chunk is not None:
+            drop_pages(chunk[3], chunk[0], array)
 
     def close(self) -> None:
         """The file cut to the bytes in use; the mappings stay valid while arrays refer to them."""
         self._file.truncate(self.end)
         self._file.close()
+
+
+def drop_pages(mapping: mmap.mmap, address: int, array: np.ndarray) -> None:
+    """MADV_DONTNEED on the whole pages under `array` in `mapping` (which starts at `address`): they
+    leave this process, the bytes stay in the file (a later read maps them in again). The pages at
+    the edges may hold a neighbour and stay."""
+    low, high = (bound - address for bound in np.lib.array_utils.byte_bounds(array))
+    page = mmap.PAGESIZE
+    low, high = -(-low // page) * page, high // page * page
+    if high > low:
+        mapping.madvise(mmap.MADV_DONTNEED, low, high - low)
 
 
 _active: Arena | None = None

@@ -69,6 +69,14 @@ def ancestor_in(op, block: ir.Block):
     return None
 
 
+def enclosing_function(op):
+    """The func.func that holds `op`."""
+    parent = op.operation.parent
+    while parent.name != "func.func":
+        parent = parent.parent
+    return parent
+
+
 def inside(op, container) -> bool:
     """`op` is `container` or nested in its regions."""
     op = op.operation

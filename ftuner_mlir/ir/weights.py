@@ -16,6 +16,7 @@ import mmap
 import numpy as np
 from mlir import ir
 
+from .arena import drop_pages
 from .attributes import EXTERNAL_WEIGHTS_ATTR
 from .resources import ELEMENT_DTYPES, RESOURCE_NAME, blob_attr, is_kind
 from .walk import walk
@@ -65,12 +66,7 @@ def release(array: np.ndarray) -> None:
     mapping = getattr(array, "_mmap", None)          # np.memmap and its views carry the mapping
     if not isinstance(mapping, mmap.mmap):
         return
-    start = np.frombuffer(mapping, np.uint8).ctypes.data
-    low, high = (bound - start for bound in np.lib.array_utils.byte_bounds(array))
-    page = mmap.PAGESIZE
-    low, high = -(-low // page) * page, high // page * page    # whole pages: the edges may hold a neighbour
-    if high > low:
-        mapping.madvise(mmap.MADV_DONTNEED, low, high - low)
+    drop_pages(mapping, np.frombuffer(mapping, np.uint8).ctypes.data, array)
 
 
 def _mapped(path: str) -> np.ndarray:

@@ -63,8 +63,8 @@ def build(source: str, options, out: Path) -> dict:
     with open(bytecode, "wb") as f:
         module.operation.write_bytecode(f)
     seconds = {"mlir": round(time.perf_counter() - t0, 4)}
-    size = (out / constants.BLOB_FILE).stat().st_size
-    data = (assemble(constants.assembly(moved, size), out / "constants.o"),) if moved else ()
+    blob_bytes = (out / constants.BLOB_FILE).stat().st_size
+    data = (assemble(constants.assembly(moved, blob_bytes), out / "constants.o"),) if moved else ()
     llvm_seconds, units = build_library(bytecode, out / LIBRARY, options.target, options.opt_level, data)
     seconds.update(llvm_seconds)
     manifest = {
@@ -79,7 +79,7 @@ def build(source: str, options, out: Path) -> dict:
         "seconds": seconds, "units": units, "constant_bytes": sum(size for _, _, size, _ in moved),
     }
     if moved:
-        manifest["constants"] = {**constants.region(size), "digest": file_digest(out / constants.BLOB_FILE)}
+        manifest["constants"] = {**constants.region(blob_bytes), "digest": file_digest(out / constants.BLOB_FILE)}
     else:
         (out / constants.BLOB_FILE).unlink()
     for leftover in [out / "module.mlirbc", out / "module.ll", *out.glob("unit*"), out / "constants.s",

@@ -25,7 +25,7 @@ from ...ir.attributes import AMX_ATTR, AMX_EPILOGUE_OP_ATTR, EPILOGUE_ATTR, EPIL
 from ...ir.build import (DYNAMIC, cast, collapse_shape, empty_like, extract_slice, for_loop, index, insert_slice,
                         reassociation_groups, view_on, with_element)
 from ...ir.match import affine_maps, iterator_kinds, reads_output
-from ...ir.walk import ancestor_in, defining_op, inside, integer_constant, ops_named
+from ...ir.walk import ancestor_in, defining_op, enclosing_function, inside, integer_constant, ops_named
 from ..llvm.merge_functions import merge_identical_functions
 from ..transform import run_script
 from .dispatch_calls import dispatch_functions
@@ -430,7 +430,7 @@ def _in_order(pending: list, i: int, fused) -> list | None:
     """`pending` with call i (fused away) replaced by `fused`, placed before the first later call that
     follows it: in its block, or in a later function; None for a later call of its function outside
     its block (then walk again)."""
-    block, function, j = fused.operation.block, _function_of(fused), i + 1
+    block, function, j = fused.operation.block, enclosing_function(fused), i + 1
     while j < len(pending):
         holder = ancestor_in(pending[j], block)
         if holder is None:
@@ -441,10 +441,3 @@ def _in_order(pending: list, i: int, fused) -> list | None:
             break
         j += 1
     return pending[:i] + pending[i + 1:j] + [fused] + pending[j:]
-
-
-def _function_of(op):
-    op = op.operation
-    while op.name != "func.func":
-        op = op.parent
-    return op

@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref, scf
 
 from ...ir.attributes import ASSERTS_ATTR
-from ...ir.walk import functions, ops_named
+from ...ir.walk import enclosing_function, functions, ops_named
 
 
 
@@ -33,23 +33,16 @@ def report_failed_asserts(module_op) -> None:
     status_of = {name: _add_status_argument(bodies[name]) for name in _reaching(bodies, asserts, callers)}
     for name in status_of:
         for call in callers.get(name, ()):
-            _pass_status(call, status_of[_name(_enclosing_function(call))])
+            _pass_status(call, status_of[_name(enclosing_function(call))])
     messages = []
     for number, op in enumerate(asserts, start=1):
         messages.append(f"{ir.StringAttr(op.attributes['msg']).value} ({_where(op.location)})")
-        _store_on_failure(op, number, status_of[_name(_enclosing_function(op))])
+        _store_on_failure(op, number, status_of[_name(enclosing_function(op))])
     module_op.attributes[ASSERTS_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(m) for m in messages])
 
 
 def _name(fn) -> str:
     return ir.StringAttr(fn.attributes["sym_name"]).value
-
-
-def _enclosing_function(op):
-    parent = op.operation.parent
-    while parent.name != "func.func":
-        parent = parent.parent
-    return parent
 
 
 def _callers(bodies: dict) -> dict:
@@ -66,13 +59,13 @@ def _reaching(bodies: dict, asserts: list, callers: dict) -> list[str]:
     assert, and all their callers, transitively (a callee given the status needs it from its callers):
     in module order."""
     todo = [name for name, fn in bodies.items() if "sym_visibility" not in fn.attributes]
-    todo += [_name(_enclosing_function(op)) for op in asserts]
+    todo += [_name(enclosing_function(op)) for op in asserts]
     reach: set = set()
     while todo:
         name = todo.pop()
         if name not in reach:
             reach.add(name)
-            todo += [_name(_enclosing_function(call)) for call in callers.get(name, ())]
+            todo += [_name(enclosing_function(call)) for call in callers.get(name, ())]
     return [name for name in bodies if name in reach]
 
 

@@ -64,6 +64,7 @@ class LowerCpu(ModulePass):
                 Upstream(",".join(buffer_pipelines.bufferize_pipeline()),
                          "one-shot bufferization; private functions keep strided layouts (subviews without copies)"),
                 buffers.DropSelfCopies(target=t),
+                buffers.OutlineRowKernels(target=t),          # on buffers: bufferization saw each kernel in place
                 buffers.BuildAmxBodies(target=t),             # on buffers: the tile code indexes memrefs
                 buffers.KeepDispatchCalls(target=t),
                 buffers.ReadReshapesInPlace(target=t),

@@ -14,7 +14,7 @@ import json
 from mlir import ir
 from mlir.dialects import arith, func, memref
 
-from ...ir.attributes import DISPATCH_ATTR, EPILOGUE_ATTR, PROFILE_SITES_ATTR, ROW_CHAIN_ATTR
+from ...ir.attributes import DISPATCH_ATTR, EPILOGUE_ATTR, OUTLINED_ATTR, PROFILE_SITES_ATTR, ROW_CHAIN_ATTR
 from ...ir.diagnostics import format_location
 from ...ir.match import iterator_kinds
 from ...ir.walk import functions, public_functions, walk
@@ -59,12 +59,15 @@ def _written_ops(op):
     return _ops_in([op.regions[1]] if op.operation.name == "scf.if" else op.regions)
 
 
-def kind_of(op, dispatches: dict[str, str]) -> tuple[str, str] | None:
+def kind_of(op, dispatches: dict[str, str], kernels: dict | None = None) -> tuple[str, str] | None:
     """(kind, label) of a top-level op worth timing, or None (views, sizes, allocations: glue).
-    `dispatches`: the dispatch functions' labels by name."""
+    `dispatches`: the dispatch functions' labels by name; `kernels`: the outlined row kernels'
+    (row_kernels.py) ops by function name, timed as the op they run."""
     name = op.operation.name
     if name == "func.call":
         callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+        if kernels and callee in kernels:
+            return kind_of(kernels[callee], dispatches)
         return ("uKernels", dispatches[callee]) if callee in dispatches else ("call", f"@{callee}")
     if name == "linalg.generic":
         return _generic_kind(op), name
@@ -95,10 +98,12 @@ def instrument(module_op) -> None:
     dispatches = {fn.attributes["sym_name"].value: f"{ir.StringAttr(fn.attributes[DISPATCH_ATTR]).value} dispatch"
                   + (" + epilogue" if EPILOGUE_ATTR in fn.attributes else "")
                   for fn in functions(module_op) if DISPATCH_ATTR in fn.attributes}
+    kernels = {fn.attributes["sym_name"].value: _kernel_op(fn) for fn in functions(module_op)
+               if OUTLINED_ATTR in fn.attributes and fn.regions[0].blocks}
     plan = []                            # (function, its ops worth timing with their (kind, label))
     for fn in public_functions(module_op):
         body = list(fn.regions[0].blocks[0].operations)
-        timed = [(op, found) for op in body[:-1] if (found := kind_of(op, dispatches)) is not None]
+        timed = [(op, found) for op in body[:-1] if (found := kind_of(op, dispatches, kernels)) is not None]
         plan.append((fn, body, timed))
     count = sum(1 + len(timed) for _, _, timed in plan)
     if not count:
@@ -123,6 +128,11 @@ def instrument(module_op) -> None:
         with ir.InsertionPoint(body[-1]), fn.location:
             _accumulate(counters, start, total)
     module_op.attributes[PROFILE_SITES_ATTR] = ir.StringAttr.get(json.dumps(sites))
+
+
+def _kernel_op(fn):
+    """The op an outlined row kernel runs: its body's one op with regions."""
+    return next(op for op in fn.regions[0].blocks[0].operations if len(op.regions))
 
 
 def _clock() -> ir.Value:

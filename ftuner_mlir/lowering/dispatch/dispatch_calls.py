@@ -15,7 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ...ir.attributes import AMX_ATTR, DISPATCH_ATTR
+from ...ir.attributes import AMX_ATTR, DISPATCH_ATTR, OUTLINED_ATTR
 from ...ir.walk import defining_op, functions, walk
 
 
@@ -97,25 +97,34 @@ def _respecialize(fn, new_types: list[ir.Type]) -> None:
 
 
 def keep_dispatch_calls(module_op) -> None:
-    """Mark calls of dispatch functions `no_inline` and give the dispatch unit-stride operands."""
+    """Mark calls of dispatch functions and outlined row kernels (buffers/row_kernels.py) `no_inline` and
+    give the callee unit-stride operands."""
     body = module_op.regions[0].blocks[0]
-    dispatches = {op.attributes["sym_name"].value: op for op in body.operations if DISPATCH_ATTR in op.attributes}
+    kept = {op.attributes["sym_name"].value: op for op in body.operations
+            if DISPATCH_ATTR in op.attributes or OUTLINED_ATTR in op.attributes}
     by_callee: dict[str, list] = {}
     for call in (op.operation for op in walk(module_op) if op.operation.name == "func.call"):
         callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-        if callee in dispatches:
+        if callee in kept:
             by_callee.setdefault(callee, []).append(call)
     for name, calls in by_callee.items():
-        roots = [[_contiguous_root(v) or (v if _unit_stride_view(v) else None) for v in call.operands]
-                 for call in calls]
+        roots = [[_root(v) for v in call.operands] for call in calls]
         if any(r is None for rs in roots for r in rs):
             continue                      # some caller passes a strided view: inline as before
-        fn = dispatches[name]
         new_types = [_known_strides_type(ir.MemRefType(v.type), [ir.MemRefType(rs[i].type) for rs in roots])
-                     for i, v in enumerate(calls[0].operands)]
-        _respecialize(fn, new_types)
+                     if isinstance(v.type, ir.MemRefType) else v.type for i, v in enumerate(calls[0].operands)]
+        _respecialize(kept[name], new_types)
         for call, rs in zip(calls, roots):
             with ir.InsertionPoint(call), call.location:
                 for i, (root, new) in enumerate(zip(rs, new_types)):
-                    call.operands[i] = memref.CastOp(new, root).result
+                    if isinstance(new, ir.MemRefType):
+                        call.operands[i] = memref.CastOp(new, root).result
             call.attributes["no_inline"] = ir.UnitAttr.get()
+
+
+def _root(value: ir.Value) -> ir.Value | None:
+    """What a kept call passes for `value`: a scalar itself, a buffer with a unit innermost stride (or a
+    view keeping one); None for a strided view."""
+    if not isinstance(value.type, ir.MemRefType):
+        return value
+    return _contiguous_root(value) or (value if _unit_stride_view(value) else None)

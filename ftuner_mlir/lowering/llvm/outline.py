@@ -28,12 +28,12 @@ def outline_top_level_loops(module_op) -> None:
     module_block = module_op.regions[0].blocks[0]
     for fn in public_functions(module_op):
         name = fn.attributes["sym_name"].value
-        nests = [(loop, _nest(loop)) for loop in fn.regions[0].blocks[0].operations
+        nests = [(loop, nest(loop)) for loop in fn.regions[0].blocks[0].operations
                  if loop.operation.name in OUTLINED_OPS]
         nests = [(loop, ops) for loop, ops in nests
-                 if all(_passable(v.type) for v in [*loop.results, *_captured(ops)])]
+                 if all(_passable(v.type) for v in [*loop.results, *captured(ops)])]
         for number, (loop, ops) in enumerate(nests):
-            _outline(loop, ops, f"ftuner_outlined_{name}_{number}", module_block)
+            outline(loop, ops, f"ftuner_outlined_{name}_{number}", module_block)
 
 
 def _passable(t: ir.Type) -> bool:
@@ -41,11 +41,15 @@ def _passable(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType, ir.FloatType, ir.MemRefType, ir.VectorType))
 
 
-def _outline(loop, ops: list, name: str, module_block) -> None:
-    captured = _captured(ops)         # now: an earlier nest's outlining replaced the results this one reads
-    constants = [v for v in captured if _is_constant(v)]
-    arguments = [v for v in captured if not _is_constant(v)]
-    results = list(loop.results)
+def outline(loop, ops: list, name: str, module_block, cloned=None, returns: bool = True) -> None:
+    """`loop` (with `ops`, its nest) as a call of a new private function `name` whose arguments are what
+    the nest captures; the constants `cloned` accepts (default: all) are cloned into it instead. With
+    `returns` False the function returns nothing (the caller no longer reads the loop's results)."""
+    cloned = cloned or _is_constant
+    outside = captured(ops)           # now: an earlier nest's outlining replaced the results this one reads
+    constants = [v for v in outside if _is_constant(v) and cloned(v)]
+    arguments = [v for v in outside if v not in constants]
+    results = list(loop.results) if returns else []
     result_types = [r.type for r in results]
     with ir.InsertionPoint(loop), loop.location:
         call = func.CallOp(result_types, ir.FlatSymbolRefAttr.get(name), arguments)
@@ -73,12 +77,12 @@ def _is_constant(value) -> bool:
     return getattr(defining_op(value), "name", None) == "arith.constant"
 
 
-def _nest(loop) -> list:
+def nest(loop) -> list:
     """The loop and every op inside it (one walk, shared by the capture and the remapping)."""
     return [loop.operation, *ops_where(loop, lambda op: True)]
 
 
-def _captured(ops: list) -> list:
+def captured(ops: list) -> list:
     """Values a nest's ops use but do not define, in first-use order."""
     defined = set()
     for op in ops:

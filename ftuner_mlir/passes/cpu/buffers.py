@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from ...codegen import bf16_matmul
-from ...lowering.buffers import amx_bodies, empty_tensors, expand_shapes, pipelines, profile, reshape_copies
+from ...lowering.buffers import (amx_bodies, empty_tensors, expand_shapes, pipelines, profile, reshape_copies,
+                                row_kernels)
 from ...lowering.dispatch import dispatch_calls
 from ...lowering.graph import abi
 from ..base import ModulePass
@@ -27,6 +28,16 @@ class DropSelfCopies(ModulePass):
 
     def apply(self, module_op) -> None:
         abi.drop_self_copies(module_op)
+
+
+@dataclasses.dataclass(frozen=True)
+class OutlineRowKernels(ModulePass):
+    name = "ftuner-outline-row-kernels"
+    summary = ("Row kernels of the public functions (an scf.if choosing a parallel or a serial row loop) as "
+               "private functions, identical ones merged: the later passes see each layer's kernel once")
+
+    def apply(self, module_op) -> None:
+        row_kernels.outline_row_kernels(module_op)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,5 +94,5 @@ class BalanceDispatchLoops(ModulePass):
         pipelines.balance_dispatch_loops(module_op)
 
 
-PASSES = [SplitEmptyTensors, DropSelfCopies, BuildAmxBodies, KeepDispatchCalls, ReadReshapesInPlace, ProfileOps, LowerDynamicExpandShapes,
+PASSES = [SplitEmptyTensors, DropSelfCopies, OutlineRowKernels, BuildAmxBodies, KeepDispatchCalls, ReadReshapesInPlace, ProfileOps, LowerDynamicExpandShapes,
           BalanceDispatchLoops]

@@ -20,8 +20,8 @@ func.func @split(%qkv: tensor<16x?x2304xf32>) -> tensor<16x12x?x64xf32> {
 }
 
 // CHECK-LABEL: llvm.func @split(
-// CHECK:         llvm.call @ftuner_rows_split_0(
-// CHECK-NOT:     llvm.call @ftuner_rows_split_1(
-// CHECK-LABEL: llvm.func internal @ftuner_rows_split_0(
+// CHECK:         llvm.call @ftuner_kernel_split_0(
+// CHECK-NOT:     llvm.call @ftuner_kernel_split_1(
+// CHECK-LABEL: llvm.func internal @ftuner_kernel_split_0(
 // CHECK:         omp.parallel
 // CHECK:           omp.wsloop

@@ -26,7 +26,7 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
 // CHECK-LABEL: llvm.func @bias_gelu(
 // CHECK:         llvm.mlir.constant(32768 : index)
 // CHECK:         llvm.icmp "uge"
-// CHECK:         llvm.call @ftuner_rows_bias_gelu_0(%{{.*}}) {no_inline}
+// CHECK:         llvm.call @ftuner_kernel_bias_gelu_0(%{{.*}}) {no_inline}
 // The reduction's choice yields its result buffer: outlined after bufferization too (outline.py), returning it
 // CHECK-LABEL: llvm.func @row_sum(
 // CHECK:         llvm.mlir.constant(32768 : index)
@@ -35,7 +35,7 @@ func.func @row_sum(%x: tensor<?x?x768xf32>, %o: tensor<?x?x1xf32>) -> tensor<?x?
 // CHECK:         llvm.call @ftuner_outlined_row_sum_0(%[[COND]], {{.*}}) -> !llvm.struct<(ptr, ptr, i64, array<3 x i64>, array<3 x i64>)>
 // CHECK-NOT:     omp.parallel
 // CHECK:         llvm.return
-// CHECK-LABEL: llvm.func internal @ftuner_rows_bias_gelu_0(
+// CHECK-LABEL: llvm.func internal @ftuner_kernel_bias_gelu_0(
 // CHECK:         omp.parallel
 // CHECK:           omp.loop_nest {{.*}} collapse(2)
 // CHECK-LABEL: llvm.func internal @ftuner_outlined_row_sum_0(

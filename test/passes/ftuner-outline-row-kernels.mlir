@@ -71,12 +71,12 @@ func.func @layers(%x: memref<?x4xf32>, %big: i1, %out: memref<?x4xf32>) {
 // CHECK-DAG:     %[[W1:.+]] = memref.get_global @w1
 // CHECK:         %[[A:.+]] = memref.alloc
 // CHECK-NOT:     scf.if
-// CHECK:         call @[[KERNEL:ftuner_rows_layers_0]](%[[BIG]], {{.*}}%[[X]], %[[W0]], %[[A]]) : ({{.*}}) -> ()
+// CHECK:         call @[[KERNEL:ftuner_kernel_layers_0]](%[[BIG]], {{.*}}%[[X]], %[[W0]], %[[A]]) : ({{.*}}) -> ()
 // CHECK-NOT:     scf.if
 // CHECK:         call @[[KERNEL]](%[[BIG]], {{.*}}%[[A]], %[[W1]], %[[OUT]]) : ({{.*}}) -> ()
 // CHECK:         memref.load %[[OUT]]
-// CHECK-NOT:     func.func private @ftuner_rows_layers_1(
-// CHECK-LABEL: func.func private @ftuner_rows_layers_0(
+// CHECK-NOT:     func.func private @ftuner_kernel_layers_1(
+// CHECK-LABEL: func.func private @ftuner_kernel_layers_0(
 // CHECK-SAME:      ftuner.outlined
 // CHECK:         arith.constant 2.0
 // CHECK:         scf.if
@@ -104,4 +104,4 @@ func.func @fresh(%x: memref<?xf32>, %big: i1) -> f32 {
 // CHECK-LABEL: func.func @fresh(
 // CHECK:         scf.if
 // CHECK-NOT:     call
-// CHECK-NOT:     func.func private @ftuner_rows_fresh
+// CHECK-NOT:     func.func private @ftuner_kernel_fresh

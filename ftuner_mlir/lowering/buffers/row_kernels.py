@@ -6,8 +6,8 @@ over the cores and its serial twin, around a row chain (layer norm, softmax) or 
 transformer repeats them in every layer with other buffers and weights, and every later pass
 (deallocation, canonicalization, the lowering to loops and to LLVM) walked each copy until outline.py
 and merge_functions.py merged them at the end. Outlined here, with every buffer they use (weights too)
-as an argument, the copies are one function before those passes run: BERT-base's 136 kernels become
-33 functions. After bufferization, not before: on tensors, a call would hide from the bufferization
+as an argument, the copies are one function before those passes run: BERT-base's 120 kernels become
+17 functions. After bufferization, not before: on tensors, a call would hide from the bufferization
 analysis that a kernel writes a fresh buffer, and give its result a fully dynamic layout (copies
 before reshapes).
 
@@ -24,7 +24,7 @@ from ...ir.walk import defining_op, look_through, public_functions
 from ..llvm.merge_functions import merge_identical_functions
 from ..llvm.outline import captured, nest, outline
 
-ROW_KERNEL_PREFIX = "ftuner_rows"
+ROW_KERNEL_PREFIX = "ftuner_kernel"
 _PASSABLE = (ir.MemRefType, ir.IndexType, ir.IntegerType, ir.FloatType)
 
 

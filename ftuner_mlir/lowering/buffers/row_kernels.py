@@ -20,7 +20,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import memref
 
-from ...ir.walk import defining_op, look_through, public_functions
+from ...ir.walk import defining_op, inside, look_through, public_functions
 from ..llvm.merge_functions import merge_identical_functions
 from ..llvm.outline import captured, nest, outline
 
@@ -57,20 +57,13 @@ def _written_buffer(result: ir.Value, kernel) -> ir.Value | None:
             return None
         body = region.blocks[0]
         yielded = look_through(body.operations[len(body.operations) - 1].operands[number], {"memref.cast"})
-        owner = defining_op(yielded)
-        if owner is not None and _inside(owner, kernel) or isinstance(yielded.owner, ir.Block) and \
-                _inside(yielded.owner.owner, kernel):
+        maker = defining_op(yielded)
+        if maker is None:                   # a block argument: of the op whose region holds it
+            maker = yielded.owner.owner
+        if inside(maker, kernel):
             return None                     # made by the kernel itself
         found.add(yielded)
     return found.pop() if len(found) == 1 else None
-
-
-def _inside(op, kernel) -> bool:
-    while op is not None:
-        if op == kernel.operation:
-            return True
-        op = op.parent
-    return False
 
 
 def _read_written_buffers(kernel, written: list) -> None:

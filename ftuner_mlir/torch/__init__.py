@@ -54,26 +54,49 @@ def compile(module: torch.nn.Module, example_args: tuple, dynamic_shapes=None, *
                        on_weight_change=on_weight_change, **options)
 
     started = time.perf_counter()
-    timings = {"import_s": 0.0}
+    timings = {"export_s": 0.0, "key_s": 0.0, "import_s": 0.0}
     traced = fp32_twin(module) if bf16 else module
     if bf16:
         example_args, example_kwargs = widened((example_args, example_kwargs))
-    with terminate_cleanly(), exporting.import_folder() as folder, exporting.spare_importer() as importer:
-        program = exporting.export(traced, example_args, example_kwargs, dynamic_shapes)
-        timings["export_s"] = time.perf_counter() - started
+
+    def build(args, kwargs, importer):
+        """(program, executable): the module exported at the example `args`, `kwargs` and compiled
+        (or found in a cache), its shape rules checked against the declared ranges."""
+        began = time.perf_counter()
+        program = exporting.export(traced, args, kwargs, dynamic_shapes)
+        exported = time.perf_counter()
         key = fingerprint(program)
-        timings["key_s"] = time.perf_counter() - started - timings["export_s"]
+        timings["export_s"] += exported - began
+        timings["key_s"] += time.perf_counter() - exported
 
         def linalg() -> str:            # run only when neither this process nor the cache has the module
             began = time.perf_counter()
             text = exporting.to_linalg(program, folder, importer=importer)   # names the weights file in `folder`
-            timings["import_s"], timings["mlir_bytes"] = time.perf_counter() - began, len(text)
-            exporting.check_shapes(exporting.imported_rules(text), program, example_args, example_kwargs)
+            timings["import_s"] += time.perf_counter() - began
+            timings["mlir_bytes"] = len(text)
+            exporting.check_shapes(exporting.imported_rules(text), program, args, kwargs)
             return text
 
         executable = compiler.compile(linalg, target, source_key=key, **options)
+        exporting.check_shapes(executable["main"].rules, program, args, kwargs)   # a cached module too
+        return program, executable
+
+    with terminate_cleanly(), exporting.import_folder() as folder, exporting.spare_importer() as importer:
+        try:
+            program, executable = build(example_args, example_kwargs, importer)
+        except exporting.NarrowTrace as err:
+            # the example took a branch that holds at its own sizes only: exported again at other sizes
+            moved = exporting.general_example(err.program, example_args, example_kwargs, err.dims)
+            if moved is None:
+                raise
+            try:
+                program, executable = build(*moved, importer if importer.proc else None)
+            except UnsupportedModel as again_err:     # narrow there too, or the model refuses those sizes
+                shapes = [tuple(t.shape) for t in torch.utils._pytree.tree_leaves(moved) if isinstance(t, torch.Tensor)]
+                raise exporting.NarrowTrace(f"{err} (exported again at input shapes {shapes}: "
+                                            f"{type(again_err).__name__}: {str(again_err)[:300]})",
+                                            err.dims, err.program) from None
     timings["compile_s"] = time.perf_counter() - started - timings["export_s"] - timings["key_s"] - timings["import_s"]
-    exporting.check_shapes(executable["main"].rules, program, example_args, example_kwargs)   # a cached module too
     return CompiledModule(executable, program, exporting.dim_ranges(program), timings.pop("mlir_bytes", None), timings,
                           watch=watch, on_weight_change=on_weight_change, again=again, bf16=bf16)
 

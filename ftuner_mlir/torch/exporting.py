@@ -55,9 +55,10 @@ class NarrowTrace(UnsupportedModel):
     """Dims the compiled code serves at some sizes of their declared ranges only: torch.export followed
     a branch of the model that holds at the example's sizes (check_range_ends)."""
 
-    def __init__(self, message: str, dims: list[tuple[int, int]]):
+    def __init__(self, message: str, dims: list[tuple[int, int]], program=None):
         super().__init__(message)
         self.dims = dims                      # (input, dim) pairs
+        self.program = program                # the exported program those dims are of
 
 
 @dataclasses.dataclass(frozen=True)
@@ -252,7 +253,7 @@ def check_range_ends(rules: dict, program, args: tuple, kwargs: dict | None) -> 
             f"the compiled code refuses {'; '.join(reasons)}, inside the declared ranges, with the other sizes "
             f"as in the example: torch.export followed a branch of the model that holds only at the example's "
             f"sizes; export with an example that takes the general path (other sizes), or declare a narrower "
-            f"range", refused)
+            f"range", refused, program)
 
 
 def check_shapes(rules: dict, program, args: tuple, kwargs: dict | None) -> None:
@@ -260,6 +261,48 @@ def check_shapes(rules: dict, program, args: tuple, kwargs: dict | None) -> None
     check_dynamic_dims(rules, dim_ranges(program))
     check_example(rules, args, kwargs)
     check_range_ends(rules, program, args, kwargs)
+
+
+def general_example(program, args: tuple, kwargs: dict | None, dims: list[tuple[int, int]]):
+    """The example inputs (args, kwargs) moved off the sizes where torch.export took a narrow branch
+    (NarrowTrace's `dims`): each symbol of those dims to another value of its range, a different step
+    per symbol (a ViT skips its interpolation when height == width == its config's size), each tensor
+    tiled or cut to its new sizes, so its values stay the kind the model reads (ids, masks, pixels).
+    None when a symbol has no other value, or a dim is not a*s + b of known symbols."""
+    example, symbolic = _shapes(args, kwargs), _symbolic_dims(program)
+    known = _symbol_values(symbolic, example)
+    narrow = {s for i, d, expr in symbolic if (i, d) in set(dims) for s in expr.free_symbols}
+    if not narrow or not narrow <= known.keys():
+        return None
+    values = dict(known)
+    for k, symbol in enumerate(sorted(narrow, key=str)):
+        bounds = program.range_constraints[symbol]
+        low, high = max(_finite(bounds.lower) or 1, 1), _finite(bounds.upper)
+        steps = (k + 1, -(k + 1), *range(1, 9), *range(-1, -9, -1))
+        moved = [known[symbol] + step for step in steps if low <= known[symbol] + step <= (high or math.inf)]
+        if not moved:
+            return None
+        values[symbol] = moved[0]
+    shapes = [list(shape) for shape in example]
+    for i, d, expr in symbolic:
+        if not expr.free_symbols <= values.keys():
+            return None
+        shapes[i][d] = int(expr.subs(values))
+    leaves, spec = torch.utils._pytree.tree_flatten((tuple(args), kwargs or {}))
+    sizes = iter(shapes)
+    leaves = [_resized(leaf, next(sizes)) if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+    moved_args, moved_kwargs = torch.utils._pytree.tree_unflatten(leaves, spec)
+    return moved_args, (moved_kwargs if kwargs is not None else None)
+
+
+def _resized(tensor: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    """`tensor` tiled along each dim that grows and cut along each that shrinks, to `shape`."""
+    for d, size in enumerate(shape):
+        if tensor.shape[d] not in (size, 0):
+            repeats = [1] * tensor.dim()
+            repeats[d] = -(-size // tensor.shape[d])
+            tensor = tensor.repeat(*repeats).narrow(d, 0, size)
+    return tensor.contiguous()
 
 
 def imported_rules(text: str) -> dict:

@@ -2,7 +2,7 @@
 weights), every dim a serving system varies declared dynamic at once, one compilation each: decoders
 with RoPE / RMSNorm / grouped-query attention, T5 (encoder-decoder, relative position buckets), RoBERTa's
 cumsum position ids, a ViT, a ResNet whose image sizes are multiples of 32, a ConvNeXt (depthwise
-convolutions), a ViT at any image size (interpolated position embeddings), Whisper's encoder (conv1d) and wav2vec2 (strided conv1d over audio whose length is a
+convolutions), a ViT at any image size (interpolated position embeddings; exported at its own size too), Whisper's encoder (conv1d) and wav2vec2 (strided conv1d over audio whose length is a
 multiple of 10, group norm). Each is checked against its float64 copy at 5 or more shapes never
 exported, 1 and primes included; three of them also through torch.compile(backend="ftuner")."""
 import copy
@@ -15,6 +15,7 @@ import torch
 import transformers as T
 from torch.export import Dim
 from ftuner_mlir import compiler
+from ftuner_mlir.torch import exporting
 
 from .models import relative_error
 
@@ -132,8 +133,9 @@ def _resnet(rng):
 
 def _convnext(rng):
     config = T.ConvNextConfig(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2)
-    return _images(Features(T.ConvNextModel(config)), rng, (2, 3, 64, 64), {0: BATCH},
-                   [(b, 3, 64, 64) for b in (1, 3, 5, 11, 16)])
+    dims = {0: BATCH, 2: 8 * Dim("h", min=2, max=16), 3: 8 * Dim("w", min=2, max=16)}    # total stride 8
+    return _images(Features(T.ConvNextModel(config)), rng, (2, 3, 64, 48), dims,
+                   [(1, 3, 32, 32), (3, 3, 64, 64), (2, 3, 40, 72), (5, 3, 16, 56), (1, 3, 128, 24)])
 
 
 def _whisper_encoder(rng):
@@ -205,10 +207,37 @@ def test_a_derived_dim_takes_only_its_multiples(rng):
         compiled(_normal(rng, 2, 1235))
 
 
-def test_an_example_that_skips_the_general_path_is_a_compile_error(rng):
-    """A ViT exported at its own image size skips the interpolation (a branch on the sizes): the code
-    would refuse every other size, so compile() refuses it, naming the dims and the way out."""
-    model, _, dims, _ = _vit_any_size(rng)
-    with pytest.raises(ftorch.UnsupportedModel, match=r"the compiled code refuses dim 2 of input #0 = \d+.*inside "
-                                                      r"the declared ranges.*an example that takes the general path"):
-        ftorch.compile(model.eval(), (_normal(rng, 2, 3, 32, 32),), dynamic_shapes=dims)
+def test_an_example_that_skips_the_general_path_is_exported_again_at_other_sizes(rng):
+    """A ViT exported at its own image size skips the interpolation (a branch on the sizes), and the
+    code would refuse every other size: compile() exports it again at other sizes (the example tiled)
+    and the one module serves every size, the example's own included (fails without the re-export:
+    NarrowTrace)."""
+    torch.manual_seed(0)
+    model, _, dims, calls = _vit_any_size(rng)
+    model = model.eval()
+    compiled = ftorch.compile(model, (_normal(rng, 2, 3, 32, 32),), dynamic_shapes=dims)
+    reference = copy.deepcopy(model).double()
+    for (x,) in calls + [(_normal(rng, 2, 3, 32, 32),), (_normal(rng, 3, 3, 24, 16),)]:
+        with torch.no_grad():
+            expected = reference(x.double())
+        got = compiled(x)
+        assert got.shape == expected.shape and relative_error(got, expected) < TOLERANCE, tuple(x.shape)
+
+
+def test_general_example_tiles_each_tensor_to_other_sizes():
+    """The re-export's example: each narrow symbol to its own other value (h != w), tensors tiled or cut,
+    their values taken from the example's."""
+    class Grid(torch.nn.Module):
+        def forward(self, x, mask):
+            return x.sum(1) * mask
+
+    x = torch.arange(2 * 3 * 16 * 16, dtype=torch.float32).reshape(2, 3, 16, 16)
+    mask = torch.ones(2, 16, 16)
+    h, w = 8 * Dim("h", min=1, max=4), 8 * Dim("w", min=1, max=4)
+    program = torch.export.export(Grid(), (x, mask), dynamic_shapes=({2: h, 3: w}, {1: h, 2: w}))
+    moved_args, moved_kwargs = exporting.general_example(program, (x, mask), None, [(0, 2), (0, 3)])
+    assert moved_kwargs is None
+    assert moved_args[0].shape == (2, 3, 24, 32) and moved_args[1].shape == (2, 24, 32)
+    assert torch.equal(moved_args[0][:, :, :16, :16], x) and bool((moved_args[1] == 1).all())
+    assert torch.equal(moved_args[0][:, :, 16:, :16], x[:, :, :8]) and torch.equal(moved_args[0][:, :, :16, 16:], x[..., :16])
+    assert exporting.general_example(program, (x, mask), None, []) is None

@@ -7,14 +7,15 @@ import time
 
 from . import report
 
-MODELS = ("bert", "bert-large", "gpt2", "roberta", "distilbert", "t5-encoder",     # transformer_models.py builds them
-          "llama", "vit", "resnet", "wav2vec2")
+MODELS = ("bert", "bert-large", "gpt2", "roberta", "distilbert", "t5-encoder", "t5",    # transformer_models.py builds them
+          "llama", "vit", "resnet", "convnext", "wav2vec2")
 PAPER_T = (5, 24, 43, 62, 81, 100, 119, 128)
 # the sizes measured by default: text the paper's T, images their side, audio its samples (16 kHz)
 DEFAULT_SIZES = {"vit": (96, 160, 224, 288, 384), "resnet": (96, 160, 224, 288, 384),
+                 "convnext": (96, 160, 224, 288, 384),
                  "wav2vec2": (8000, 16000, 24000, 32000, 48000)}
-SIZE_NAMES = {"vit": "image side", "resnet": "image side", "wav2vec2": "samples"}
-EXPORT_SIZE = {"text": 24, "vit": (160, 192), "resnet": (160, 192), "wav2vec2": 16000}   # what torch.export traces
+SIZE_NAMES = {"vit": "image side", "resnet": "image side", "convnext": "image side", "wav2vec2": "samples"}
+EXPORT_SIZE = {"text": 24, "vit": (160, 192), "resnet": (160, 192), "convnext": (160, 192), "wav2vec2": 16000}   # what torch.export traces
 TOLERANCE = 1e-4             # max |ftuner - torch| / max |torch|
 
 

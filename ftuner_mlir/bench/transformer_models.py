@@ -7,9 +7,10 @@ user would."""
 from __future__ import annotations
 
 import torch
-from transformers import (BertConfig, BertModel, DistilBertConfig, DistilBertModel, GPT2Config, GPT2Model,
-                          LlamaConfig, LlamaModel, ResNetConfig, ResNetModel, RobertaConfig, RobertaModel, T5Config,
-                          T5EncoderModel, ViTConfig, ViTModel, Wav2Vec2Config, Wav2Vec2Model)
+from transformers import (BertConfig, BertModel, ConvNextConfig, ConvNextModel, DistilBertConfig, DistilBertModel,
+                          GPT2Config, GPT2Model, LlamaConfig, LlamaModel, ResNetConfig, ResNetModel, RobertaConfig,
+                          RobertaModel, T5Config, T5EncoderModel, T5Model, ViTConfig, ViTModel, Wav2Vec2Config,
+                          Wav2Vec2Model)
 
 from .model_demo import EXPORT_SIZE, MODELS
 
@@ -33,8 +34,10 @@ class LastHidden(torch.nn.Module):
             return self.model(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
         if isinstance(self.model, ViTModel):           # any image side: position embeddings interpolated
             return self.model(ids, interpolate_pos_encoding=True).last_hidden_state
-        if isinstance(self.model, (ResNetModel, Wav2Vec2Model)):
+        if isinstance(self.model, (ResNetModel, ConvNextModel, Wav2Vec2Model)):
             return self.model(ids).last_hidden_state
+        if isinstance(self.model, T5Model):             # the decoder reads the source as its target
+            return self.model(input_ids=ids, decoder_input_ids=ids).last_hidden_state
         return self.model(input_ids=ids).last_hidden_state
 
 
@@ -47,9 +50,11 @@ _FAMILIES = {
     "roberta": (RobertaConfig, {}, lambda cfg: RobertaModel(cfg, add_pooling_layer=False)),
     "distilbert": (DistilBertConfig, {}, DistilBertModel),
     "t5-encoder": (T5Config, {}, T5EncoderModel),
+    "t5": (T5Config, {}, T5Model),                                                          # encoder-decoder
     "llama": (LlamaConfig, _SMOLLM_135M, LlamaModel),
     "vit": (ViTConfig, {}, lambda cfg: ViTModel(cfg, add_pooling_layer=False)),          # ViT-B/16
     "resnet": (ResNetConfig, {}, ResNetModel),                                              # ResNet-50
+    "convnext": (ConvNextConfig, {}, ConvNextModel),                                        # ConvNeXt-T
     "wav2vec2": (Wav2Vec2Config, {}, Wav2Vec2Model),                                        # wav2vec2-base
 }
 # config class -> (its field of layers, its field of the hidden size)
@@ -60,8 +65,9 @@ _FIELDS = {BertConfig: ("num_hidden_layers", "hidden_size"), RobertaConfig: ("nu
 # the sizes an image or waveform may take, as torch.export dims: ViT's side a multiple of its patch,
 # ResNet's of its total stride 32, wav2vec2's of its feature encoder's stride 320 (the strided convs'
 # output lengths stay exact)
-_SIZE_STEP = {"vit": 16, "resnet": 32, "wav2vec2": 320}
-_SIZE_BOUNDS = {"vit": (2, 32), "resnet": (2, 16), "wav2vec2": (2, 1000)}
+_SIZE_STEP = {"vit": 16, "resnet": 32, "convnext": 32, "wav2vec2": 320}
+_SIZE_BOUNDS = {"vit": (2, 32), "resnet": (2, 16), "convnext": (2, 16), "wav2vec2": (2, 1000)}
+_PER_STAGE = (ResNetConfig, ConvNextConfig)      # depths and widths per stage
 
 
 def build(kind: str, seed: int = 0, **config) -> tuple[LastHidden, object]:
@@ -78,22 +84,22 @@ def layer_overrides(kind: str, depth: int | None) -> dict:
     """The config field that sets the number of layers to `depth` (none when depth is None)."""
     if not depth:
         return {}
-    if kind == "resnet":
-        raise ValueError("resnet: its depth is per stage (ResNetConfig.depths), not one number of layers")
+    if kind in ("resnet", "convnext"):
+        raise ValueError(f"{kind}: its depth is per stage (its config's depths), not one number of layers")
     return {_FIELDS[_FAMILIES[kind][0]][0]: depth}
 
 
 def layers(cfg) -> int:
-    return sum(cfg.depths) if isinstance(cfg, ResNetConfig) else getattr(cfg, _FIELDS[type(cfg)][0])
+    return sum(cfg.depths) if isinstance(cfg, _PER_STAGE) else getattr(cfg, _FIELDS[type(cfg)][0])
 
 
 def hidden(cfg) -> int:
-    return cfg.hidden_sizes[-1] if isinstance(cfg, ResNetConfig) else getattr(cfg, _FIELDS[type(cfg)][1])
+    return cfg.hidden_sizes[-1] if isinstance(cfg, _PER_STAGE) else getattr(cfg, _FIELDS[type(cfg)][1])
 
 
 def _input(kind: str, cfg, batch: int, size, generator) -> torch.Tensor:
     """A batch of token ids (size: T), audio (size: samples) or images (size: a side, or (h, w))."""
-    if kind in ("vit", "resnet"):
+    if kind in ("vit", "resnet", "convnext"):
         h, w = size if isinstance(size, tuple) else (size, size)
         return torch.randn(batch, 3, h, w, generator=generator)
     if kind == "wav2vec2":

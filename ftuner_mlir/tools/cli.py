@@ -436,9 +436,11 @@ def add_bench_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
     p.add_argument("--models", type=_models, nargs="?", const=["bert", "bert-large", "gpt2"], default=None,
                    help="whole transformers models instead of the operator sweeps: a comma-separated subset of "
-                        "bert,bert-large,gpt2,roberta,distilbert,t5-encoder,llama,vit,resnet,wav2vec2 (default: "
-                        "bert,bert-large,gpt2), full size from their default configs (llama: SmolLM-135M's shape; "
-                        "vit: ViT-B/16, resnet: ResNet-50, the image side varying; wav2vec2: base, the samples), against torch eager and torch.compile(dynamic=True), "
+                        "bert,bert-large,gpt2,roberta,distilbert,t5-encoder,t5,llama,vit,resnet,convnext,wav2vec2 "
+                        "(default: bert,bert-large,gpt2), full size from their default configs (t5: T5-small encoder-"
+                        "decoder, the source also its target; llama: SmolLM-135M's shape; vit: ViT-B/16, resnet: "
+                        "ResNet-50, convnext: ConvNeXt-T, the image side varying; wav2vec2: base, the samples), "
+                        "against torch eager and torch.compile(dynamic=True), "
                         "each in its own process; writes models.json and models.png")
     p.add_argument("--batches", type=_batches, default=[1, 16], help="with --models: batch sizes (default: 1,16)")
     p.add_argument("--layers", type=_positive_int, default=None,

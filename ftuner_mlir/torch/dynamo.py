@@ -3,7 +3,9 @@ placeholders are the user's tensors, the symbolic sizes and strides of their dim
 parameters, buffers and scalar attributes (lifted as inputs). The backend freezes the module state into
 constants, derives sizes and strides from the tensors (views are handed over as contiguous copies, so
 their strides are a contiguous tensor's), and compiles the graph once through
-ftuner_mlir.torch.compile with every symbolic dim left dynamic.
+ftuner_mlir.torch.compile with every symbolic dim left dynamic. A graph Dynamo makes for a size of 1
+(which it traces as a constant) is run by an earlier graph's code when it is that graph at size 1
+(size_one.py), else compiled like any other.
 
     torch.compile(model, backend="ftuner", dynamic=True, options={"num_threads": 1})
 
@@ -14,6 +16,8 @@ backend compiles for inference: a graph with dropout or batch norm in training m
 """
 from __future__ import annotations
 
+import weakref
+
 import torch
 from torch._dynamo import register_backend
 from torch._dynamo.source import LocalSource, TensorPropertySource
@@ -21,6 +25,7 @@ from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from .. import compiler
 from ..errors import CompileError, InvalidOptions
+from . import size_one
 from .exporting import NarrowTrace, PinnedDims, attention_math
 from .weights import WeightWatch, check_policy
 
@@ -152,8 +157,12 @@ class _Specializations:
         self.static: list[tuple[int, int]] = []
         self.modules: dict[tuple, object] = {}
 
-    def __call__(self, inputs):
-        return self.module_for(inputs)(*inputs)
+    def __call__(self, inputs, ones: tuple = ()):
+        """`inputs` run by the module for their sizes; `ones`: (input, dim) pairs at size 1 that the
+        module's ranges start at 2 (torch.export's own 0/1 specialization), for a graph proved to be
+        this one at those sizes (size_one.py)."""
+        module = self.module_for(inputs)
+        return (module.taking_one(ones) if ones else module)(*inputs)
 
     def module_for(self, inputs):
         key = tuple(inputs[i].shape[d] for i, d in self.static)
@@ -238,37 +247,87 @@ def _refuse_training(graph_module) -> None:
                            f"calling the compiled model")
 
 
+class _Compiled:
+    """What the backend hands Dynamo for a graph: the graph's specializations, compiled from the module
+    state in the graph's inputs, its lifted parameters and buffers watched (weights.py) unless the
+    policy ignores changes, and compiled again on a change under policy "recompile"."""
+
+    def __init__(self, graph_module, example_inputs, options: dict, on_weight_change: str, outline):
+        self.options, self.on_weight_change, self.outline = options, on_weight_change, outline
+        self.graph_module = graph_module
+        self.plan = _plan(graph_module, example_inputs)
+        self.names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]   # before export
+        self.positions = [k for k, step in enumerate(self.plan) if step[0] == "input"]
+        self.constant_positions = [k for k, step in enumerate(self.plan) if step[0] == "constant"]
+        self.user_names = [self.names[k] for k in self.positions]
+        self._specialize(example_inputs)
+
+    def _specialize(self, current_inputs) -> None:
+        constants = [current_inputs[k] for k in self.constant_positions]
+        self.specializations = _Specializations(_FrozenGraph(self.graph_module, self.plan, constants),
+                                                _symbolic_dims(self.graph_module, self.plan), self.options)
+        self.specializations.module_for([current_inputs[k] for k in self.positions])   # compile now, not at a call
+        self.watch = None if self.on_weight_change == "ignore" else \
+            WeightWatch([(self.names[k], current_inputs[k]) for k in self.constant_positions])
+
+    def __call__(self, *args):
+        return self.call(args)
+
+    def call(self, args, ones: tuple = ()):
+        """The graph on its placeholders' values `args` (only its tensors are read)."""
+        if self.watch is not None and self.watch.stale(self.on_weight_change, "the graph"):   # policy "recompile"
+            self._specialize(args)
+        return self.specializations([args[k] for k in self.positions], ones)
+
+
+class _AtSizeOne:
+    """A graph Dynamo specialized at size 1 that is `general`'s graph at those sizes (size_one.py): run
+    by `general`'s code, its placeholders fed from this graph's by source name."""
+
+    def __init__(self, general: _Compiled, names: list[str], ones: list[tuple[str, int]]):
+        self.general = general
+        where = {name: k for k, name in enumerate(names)}
+        self.index = [where.get(name) for name in general.names]     # None: a size this graph has as a constant
+        self.ones = tuple((general.user_names.index(name), d) for name, d in ones)
+
+    def __call__(self, *args):
+        return self.general.call([None if k is None else args[k] for k in self.index], self.ones)
+
+
+_COMPILED: "weakref.WeakSet[_Compiled]" = weakref.WeakSet()      # this process's graphs, while Dynamo keeps them
+
+
+def _outline(graph_module):
+    placeholders = _placeholders(graph_module)
+    names = {n: _source(n).name if _source(n) else n.name for n in placeholders}
+    return size_one.outline(graph_module, names, {n for n in placeholders if _from_caller(_source(n))})
+
+
+def _served_by_earlier(graph_module, outline, options: dict, on_weight_change: str):
+    """An _AtSizeOne when an earlier graph with the same options is this one at larger sizes, else None."""
+    if outline is None:
+        return None
+    for earlier in list(_COMPILED):
+        if earlier.outline is None or (earlier.options, earlier.on_weight_change) != (options, on_weight_change):
+            continue
+        ones = size_one.ones_of(earlier.outline, outline)
+        if ones is not None:
+            names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]
+            return _AtSizeOne(earlier, names, ones)
+    return None
+
+
 @register_backend(name="ftuner")
 def ftuner_backend(graph_module, example_inputs, mode=None, options=None):
     options = backend_options(mode, options)
     on_weight_change = options.pop("on_weight_change", "raise")
+    outline = _outline(graph_module)                 # before the rewrites below
+    earlier = _served_by_earlier(graph_module, outline, options, on_weight_change)
+    if earlier is not None:
+        return earlier
     _refuse_training(graph_module)
     _fold_scalars(graph_module, example_inputs)
     _attention_as_math(graph_module)
-    plan = _plan(graph_module, example_inputs)
-    names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]   # before export
-    positions = [k for k, step in enumerate(plan) if step[0] == "input"]
-    constant_positions = [k for k, step in enumerate(plan) if step[0] == "constant"]
-
-    def specialize(current_inputs):
-        """Compiled from the module state in `current_inputs` (the graph's inputs of a call), with the
-        lifted parameters and buffers watched (weights.py) unless the policy ignores changes."""
-        constants = [current_inputs[k] for k in constant_positions]
-        built = _Specializations(_FrozenGraph(graph_module, plan, constants), _symbolic_dims(graph_module, plan),
-                                 options)
-        built.module_for([current_inputs[k] for k in positions])     # compile now, not at the first call
-        watch = None if on_weight_change == "ignore" else \
-            WeightWatch([(names[k], current_inputs[k]) for k in constant_positions])
-        return built, watch
-
-    state = {}
-    state["specializations"], state["watch"] = specialize(example_inputs)
-
-    def run(*args):
-        watch = state["watch"]
-        if watch is not None and watch.stale(on_weight_change, "the graph"):    # policy "recompile"
-            state["specializations"], state["watch"] = specialize(args)
-        return state["specializations"]([args[k] for k in positions])
-
-    run.specializations = state["specializations"]
-    return run
+    compiled = _Compiled(graph_module, example_inputs, options, on_weight_change, outline)
+    _COMPILED.add(compiled)
+    return compiled

@@ -130,6 +130,7 @@ def export(module: torch.nn.Module, args: tuple, kwargs: dict | None = None, dyn
         _drop_guards(program)
         _drop_derived_ranges(program)
         _sym_sums_as_adds(program)
+        _sym_powers_as_products(program)
         return program
 
 
@@ -359,6 +360,27 @@ def _sym_sums_as_adds(program) -> None:
                 total = graph.call_function(operator.add, (total, term))
                 total.meta["val"] = value
         node.replace_all_uses_with(total)
+        graph.erase_node(node)
+    graph.lint()
+
+
+def _sym_powers_as_products(program) -> None:
+    """`size ** k` of a size (k a small positive integer: a square image's patch count, `(h // 16) ** 2`) as
+    a chain of multiplies: torch-mlir's import has no symbolic pow ("Unsupported builtin function for
+    symbolic types: <built-in function pow>")."""
+    graph = program.graph
+    for node in [n for n in graph.nodes if n.op == "call_function" and n.target is operator.pow]:
+        base, exponent = node.args
+        if not (isinstance(base, torch.fx.Node) and isinstance(_value(base), torch.SymInt)
+                and isinstance(exponent, int) and 1 <= exponent <= 8):
+            continue
+        product = base
+        with graph.inserting_before(node):
+            for _ in range(exponent - 1):
+                value = _value(product) * _value(base)
+                product = graph.call_function(operator.mul, (product, base))
+                product.meta["val"] = value
+        node.replace_all_uses_with(product)
         graph.erase_node(node)
     graph.lint()
 

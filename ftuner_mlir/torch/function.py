@@ -7,6 +7,8 @@ Results come back as tensors sharing the native code's output buffers, in the mo
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 
 import numpy as np
@@ -69,6 +71,15 @@ class CompiledModule:
                 fresh = self._again()
                 self.executable, self.function, self._watch = fresh.executable, fresh.function, fresh._watch
                 self.timings, self.source_bytes = fresh.timings, fresh.source_bytes
+
+    def taking_one(self, dims) -> "CompiledModule":
+        """This module also taking size 1 at `dims` ((input, dim) pairs) where torch.export's ranges
+        start at 2 (its 0/1 specialization: the code itself serves any size), for a caller that proved
+        the program holds there (dynamo.py: a graph Dynamo specialized at size 1)."""
+        twin = copy.copy(self)
+        twin.ranges = [dataclasses.replace(r, min=1) if (r.input, r.dim) in dims and r.min == 2 and r.step == 1 else r
+                       for r in self.ranges]
+        return twin
 
     def _check_ranges(self, tensors) -> None:
         for r in self.ranges:

@@ -42,6 +42,9 @@ FAMILIES = {
             "image side"),
     "resnet": (dict(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic"), (64, 96),
                "image side"),
+    "convnext": (dict(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2), (64, 96), "image side"),
+    "t5": (dict(d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2, num_heads=4, vocab_size=100,
+                decoder_start_token_id=0), (3, 17), "T"),
     "wav2vec2": (dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
                       conv_dim=(16,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4), (960, 3200),
                  "samples"),
@@ -50,8 +53,8 @@ FAMILIES = {
 
 @pytest.mark.parametrize("kind", FAMILIES)
 def test_model_benchmark_takes_other_families(kind, tmp_path):
-    """A decoder with RoPE and grouped-query attention, a ViT and a ResNet whose image side varies, and
-    wav2vec2 over a varying number of samples: one compilation each, checked and timed at two sizes
+    """A decoder with RoPE and grouped-query attention, an encoder-decoder (T5), a ViT, a ResNet and a
+    ConvNeXt whose image side varies, and wav2vec2 over a varying number of samples: one compilation each, checked and timed at two sizes
     against torch eager in its own process."""
     config, sizes, size_name = FAMILIES[kind]
     lines = []

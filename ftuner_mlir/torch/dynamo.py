@@ -256,7 +256,7 @@ class _Compiled:
         self.options, self.on_weight_change, self.outline = options, on_weight_change, outline
         self.graph_module = graph_module
         self.plan = _plan(graph_module, example_inputs)
-        self.names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]   # before export
+        self.names = _names(graph_module)          # before export
         self.positions = [k for k, step in enumerate(self.plan) if step[0] == "input"]
         self.constant_positions = [k for k, step in enumerate(self.plan) if step[0] == "constant"]
         self.user_names = [self.names[k] for k in self.positions]
@@ -297,10 +297,15 @@ class _AtSizeOne:
 _COMPILED: "weakref.WeakSet[_Compiled]" = weakref.WeakSet()      # this process's graphs, while Dynamo keeps them
 
 
+def _names(graph_module) -> list[str]:
+    """Each placeholder's source name (`L['ids']`, `L['self']...weight`), or its node name."""
+    return [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]
+
+
 def _outline(graph_module):
     placeholders = _placeholders(graph_module)
-    names = {n: _source(n).name if _source(n) else n.name for n in placeholders}
-    return size_one.outline(graph_module, names, {n for n in placeholders if _from_caller(_source(n))})
+    return size_one.outline(graph_module, dict(zip(placeholders, _names(graph_module))),
+                            {n for n in placeholders if _from_caller(_source(n))})
 
 
 def _served_by_earlier(graph_module, outline, options: dict, on_weight_change: str):
@@ -312,8 +317,7 @@ def _served_by_earlier(graph_module, outline, options: dict, on_weight_change: s
             continue
         ones = size_one.ones_of(earlier.outline, outline)
         if ones is not None:
-            names = [_source(n).name if _source(n) else n.name for n in _placeholders(graph_module)]
-            return _AtSizeOne(earlier, names, ones)
+            return _AtSizeOne(earlier, _names(graph_module), ones)
     return None
 
 

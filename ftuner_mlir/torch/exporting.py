@@ -272,7 +272,8 @@ def general_example(program, args: tuple, kwargs: dict | None, dims: list[tuple[
     None when a symbol has no other value, or a dim is not a*s + b of known symbols."""
     example, symbolic = _shapes(args, kwargs), _symbolic_dims(program)
     known = _symbol_values(symbolic, example)
-    narrow = {s for i, d, expr in symbolic if (i, d) in set(dims) for s in expr.free_symbols}
+    dims = set(dims)
+    narrow = {s for i, d, expr in symbolic if (i, d) in dims for s in expr.free_symbols}
     if not narrow or not narrow <= known.keys():
         return None
     values = dict(known)
@@ -352,15 +353,7 @@ def _sym_sums_as_adds(program) -> None:
     cannot save it ("op sym_sum is not in _SYM_OPS")."""
     graph = program.graph
     for node in [n for n in graph.nodes if n.op == "call_function" and n.target is torch.sym_sum]:
-        terms = list(node.args[0])
-        total = terms[0]
-        with graph.inserting_before(node):
-            for term in terms[1:]:
-                value = _value(total) + _value(term)
-                total = graph.call_function(operator.add, (total, term))
-                total.meta["val"] = value
-        node.replace_all_uses_with(total)
-        graph.erase_node(node)
+        _as_chain(graph, node, operator.add, list(node.args[0]))
     graph.lint()
 
 
@@ -371,18 +364,22 @@ def _sym_powers_as_products(program) -> None:
     graph = program.graph
     for node in [n for n in graph.nodes if n.op == "call_function" and n.target is operator.pow]:
         base, exponent = node.args
-        if not (isinstance(base, torch.fx.Node) and isinstance(_value(base), torch.SymInt)
-                and isinstance(exponent, int) and 1 <= exponent <= 8):
-            continue
-        product = base
-        with graph.inserting_before(node):
-            for _ in range(exponent - 1):
-                value = _value(product) * _value(base)
-                product = graph.call_function(operator.mul, (product, base))
-                product.meta["val"] = value
-        node.replace_all_uses_with(product)
-        graph.erase_node(node)
+        if isinstance(base, torch.fx.Node) and isinstance(_value(base), torch.SymInt) \
+                and isinstance(exponent, int) and 1 <= exponent <= 8:
+            _as_chain(graph, node, operator.mul, [base] * exponent)
     graph.lint()
+
+
+def _as_chain(graph, node, op, terms: list) -> None:
+    """`node` replaced by op(...op(op(terms[0], terms[1]), terms[2])...), each step's value recorded."""
+    total = terms[0]
+    with graph.inserting_before(node):
+        for term in terms[1:]:
+            value = op(_value(total), _value(term))
+            total = graph.call_function(op, (total, term))
+            total.meta["val"] = value
+    node.replace_all_uses_with(total)
+    graph.erase_node(node)
 
 
 def _value(arg):
